@@ -1,0 +1,40 @@
+"""memgit: an AI coding agent's memory, kept as Markdown files in the project's git repository.
+
+    import memgit
+    mem = memgit.open(".")
+    mem.remember("parse_config returns a tuple (path, Config)", kind="decision")
+    for hit in mem.recall("why does parse_config return a tuple?"):
+        print(hit.score, hit.title)
+
+The names below are imported lazily so that `import memgit` (and `memgit --help`) stay fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memgit.errors import MemgitError
+
+if TYPE_CHECKING:
+    from memgit.api import Memgit, open
+    from memgit.memory import Memory, Problem
+    from memgit.recall import Hit
+
+__all__ = ["Hit", "Memgit", "MemgitError", "Memory", "Problem", "open"]
+
+_LAZY = {
+    "open": "memgit.api",
+    "Memgit": "memgit.api",
+    "Memory": "memgit.memory",
+    "Problem": "memgit.memory",
+    "Hit": "memgit.recall",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memgit' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,553 @@
+"""The front door: `memgit.open(path)` returns a `Memgit` whose methods are the verbs.
+
+The CLI, and later the hooks and the MCP server, only call these methods.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from memgit import config as config_mod
+from memgit import gitrepo
+from memgit import memory as fmt
+from memgit.credentials import find_secrets
+from memgit.errors import MemgitError
+from memgit.memory import Memory, Problem
+from memgit.store import Store
+
+MEMORY_DIR = ".memory"
+Warn = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(f"memgit: {message}", file=sys.stderr)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What `remember` did: `created` is False when `duplicate_of` already held the text."""
+
+    memory: Memory
+    created: bool
+    commit: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def duplicate_of(self) -> str | None:
+        return None if self.created else self.memory.id
+
+
+@dataclass(frozen=True)
+class Change:
+    """One commit of a memory's history, with the front-matter fields that changed in it."""
+
+    revision: gitrepo.Revision
+    fields: dict[str, tuple[Any, Any]]
+    body_changed: bool
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    over_budget: int = 0
+    duplicates: int = 0
+    commit: str | None = None
+
+
+def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[str] | None = None,
+         warn: Warn | None = None) -> "Memgit":
+    """Open the memory store of the repository containing `path`.
+
+    `memory_dir` uses another folder as the memory folder: reads work on any folder, inside a
+    git repository or not; writes need the folder to be inside a git repository.
+    """
+    start = Path(path).resolve()
+    if not start.exists():
+        raise MemgitError(f"{start} does not exist")
+    if memory_dir is not None:
+        folder = Path(memory_dir)
+        folder = (start / folder if not folder.is_absolute() else folder).resolve()
+        repo = gitrepo.find(folder)
+    else:
+        repo = gitrepo.require(start)
+        folder = repo.root / MEMORY_DIR
+    return Memgit(folder, repo, warn or _stderr)
+
+
+class Memgit:
+    """A memory store: a folder of memory files, usually `.memory/` in a git repository."""
+
+    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, warn: Warn) -> None:
+        self.memory_dir = memory_dir
+        self.repo = repo
+        self.warn = warn
+        self._config: config_mod.Config | None = None
+        self._index: Any = None
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @property
+    def config(self) -> config_mod.Config:
+        if self._config is None:
+            self._config = config_mod.load(self.memory_dir if self.memory_dir.is_dir() else None)
+        return self._config
+
+    @property
+    def store(self) -> Store:
+        return Store(self.memory_dir, self.config.kinds)
+
+    def _require_store(self) -> None:
+        if not self.memory_dir.is_dir():
+            if self.repo is not None and self.memory_dir == self.repo.root / MEMORY_DIR:
+                raise MemgitError(f"no {MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
+            raise MemgitError(f"memory folder {self.memory_dir} does not exist")
+
+    def _require_repo(self) -> gitrepo.Repo:
+        if self.repo is None:
+            raise MemgitError(
+                f"{self.memory_dir} is not inside a git repository: changes are commits, "
+                "so run 'git init' first (reads work anywhere)"
+            )
+        return self.repo
+
+    def _commit(self, paths: Sequence[Path], message: str, commit: bool) -> str | None:
+        return gitrepo.commit(self._require_repo(), paths, message, stage_only=not commit)
+
+    def _load(self) -> list[Memory]:
+        loaded = self.store.load()
+        for problem in loaded.problems:
+            self.warn(f"skipping {problem} (see 'memgit lint')")
+        return loaded.memories
+
+    def rel_path(self, memory: Memory) -> str:
+        """A memory's path relative to the repository root (or to the memory folder)."""
+        base = self.repo.root if self.repo is not None else self.memory_dir
+        return Path(os.path.relpath(self.memory_dir / memory.path, base)).as_posix()
+
+    # -- verbs ---------------------------------------------------------------------------
+
+    def init(self, *, commit: bool = True) -> bool:
+        """Create the memory folder and its config. Returns False if it already existed."""
+        repo = self._require_repo()
+        config_path = self.memory_dir / config_mod.CONFIG_NAME
+        if config_path.exists():
+            return False
+        with gitrepo.write_lock(repo):
+            self.memory_dir.mkdir(parents=True, exist_ok=True)
+            config_path.write_text(config_mod.DEFAULT_TOML, encoding="utf-8")
+            self._commit([config_path], "memory: init", commit)
+        self._config = None
+        return True
+
+    def remember(
+        self,
+        text: str,
+        *,
+        title: str | None = None,
+        kind: str = "fact",
+        entity: str = "",
+        source: str = "user",
+        confidence: float | None = None,
+        task_id: str | None = None,
+        tags: Sequence[str] = (),
+        files: Sequence[str] = (),
+        symbols: Sequence[str] = (),
+        supersedes: Sequence[str] = (),
+        force: bool = False,
+        allow_secret: bool = False,
+        commit: bool = True,
+    ) -> Remembered:
+        """Write a new memory and commit it; the same text twice is not duplicated."""
+        self._require_store()
+        text = text.replace("\r\n", "\n").strip()
+        if not text and not title:
+            raise MemgitError("nothing to remember: give the text as an argument, with --file, or on stdin")
+        title, body = _split_title(text, title)
+        if not allow_secret:
+            _refuse_secrets(f"{title}\n{body}")
+        budget = self.config.memory_token_budget
+        tokens = fmt.count_tokens(body)
+        if tokens > budget and not force:
+            raise MemgitError(
+                f"the body is about {tokens} tokens, {tokens - budget} over the budget of {budget}: "
+                "shorten it, split it into several memories, or use --force"
+            )
+        if source not in fmt.SOURCES:
+            raise MemgitError(f"unknown source {source!r}; use one of {', '.join(fmt.SOURCES)}")
+        if kind not in self.config.kinds:
+            raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(self.config.kinds)}")
+        if confidence is None:
+            confidence = fmt.DEFAULT_CONFIDENCE[source]
+        if not 0.0 <= confidence <= 1.0:
+            raise MemgitError(f"confidence {confidence} is outside 0..1")
+        if task_id is not None and "\n" in task_id:
+            raise MemgitError("task id must be one line")
+        repo = self._require_repo()
+        with gitrepo.write_lock(repo):
+            memories = self._load()
+            key = fmt.normalized_text(title, body)
+            for existing in memories:
+                if existing.active and fmt.normalized_text(existing.title, existing.body) == key:
+                    return Remembered(existing, created=False)
+            stamp = now()
+            memory = Memory(
+                id=fmt.new_id({m.id for m in memories}),
+                title=title,
+                body=body,
+                kind=kind,
+                entity=entity,
+                confidence=confidence,
+                source=source,
+                task_id=task_id or None,
+                created=stamp,
+                updated=stamp,
+                tags=tuple(tags),
+                files=tuple(files),
+                symbols=tuple(symbols),
+                supersedes=tuple(supersedes),
+            )
+            memory = replace(memory, path=self.store.new_path(memory))
+            fmt.parse(fmt.dump(memory), memory.path)  # what we write must read back
+            path = self.store.write(memory)
+            sha = self._commit([path], f'memory: add "{_short(title)}"', commit)
+        return Remembered(memory, created=True, commit=sha)
+
+    def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
+        """A memory by id, unique id prefix, or exact title."""
+        self._require_store()
+        ref = ref.strip()
+        if not ref:
+            raise MemgitError("give a memory id, id prefix or title")
+        pool = list(memories) if memories is not None else self._load()
+        for memory in pool:
+            if memory.id == ref:
+                return memory
+        prefixed = [m for m in pool if m.id.startswith(ref)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        titled = [m for m in pool if m.title == ref] or [m for m in pool if m.title.casefold() == ref.casefold()]
+        if len(titled) == 1:
+            return titled[0]
+        candidates = prefixed or titled
+        if candidates:
+            listing = ", ".join(m.id for m in candidates[:8])
+            raise MemgitError(f"{ref!r} matches {len(candidates)} memories ({listing}); give more of the id")
+        raise MemgitError(f"no memory {ref!r}; see 'memgit list'")
+
+    def list(
+        self,
+        *,
+        kind: str | None = None,
+        entity: str | None = None,
+        task_id: str | None = None,
+        source: str | None = None,
+        status: str | None = "active",
+    ) -> list[Memory]:
+        """Memories matching every filter given, newest first. `status=None` means any."""
+        self._require_store()
+        out = [
+            m
+            for m in self._load()
+            if (kind is None or m.kind == kind)
+            and (entity is None or m.entity.startswith(entity))
+            and (task_id is None or m.task_id == task_id)
+            and (source is None or m.source == source)
+            and (status is None or m.status == status)
+        ]
+        out.sort(key=lambda m: m.id)
+        out.sort(key=lambda m: m.updated or m.created or "", reverse=True)
+        return out
+
+    def update(self, ref: str, *, commit: bool = True, allow_secret: bool = False, **changes: Any) -> Memory:
+        """Change front-matter fields or the body of a memory, as one commit."""
+        self._require_store()
+        unknown = set(changes) - set(fmt.FIELDS) - {"body"} - {"id"}
+        if unknown or "id" in changes:
+            raise MemgitError(f"cannot change {', '.join(sorted(unknown | ({'id'} & set(changes))))}")
+        repo = self._require_repo()
+        with gitrepo.write_lock(repo):
+            memory = self.get(ref)
+            for name in fmt.LIST_FIELDS:
+                if name in changes:
+                    changes[name] = tuple(changes[name])
+            updated = replace(memory, **changes, updated=now())
+            return self._replace(memory, updated, f'memory: edit "{_short(updated.title)}"', commit, allow_secret)
+
+    def edit_text(self, ref: str, text: str, *, commit: bool = True, allow_secret: bool = False) -> Memory | None:
+        """Replace a memory's file with edited text (what `memgit edit` does after $EDITOR).
+
+        Returns None when the text is unchanged. The id must stay the same.
+        """
+        self._require_store()
+        repo = self._require_repo()
+        with gitrepo.write_lock(repo):
+            memory = self.get(ref)
+            edited = fmt.parse(text, memory.path)
+            kind_problem = fmt.check_kind(edited, self.config.kinds)
+            if kind_problem:
+                raise MemgitError(str(kind_problem))
+            if edited.id != memory.id:
+                raise MemgitError(f"the id changed ({memory.id} → {edited.id}); ids are stable, keep {memory.id}")
+            if edited == memory:
+                return None
+            edited = replace(edited, updated=now())
+            return self._replace(memory, edited, f'memory: edit "{_short(edited.title)}"', commit, allow_secret)
+
+    def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
+        if not allow_secret:
+            _refuse_secrets(f"{new.title}\n{new.body}")
+        fmt.parse(fmt.dump(new), new.path)
+        path = self.store.write(new)
+        self._commit([path], message, commit)
+        return new
+
+    def forget(self, ref: str, *, hard: bool = False, commit: bool = True) -> Memory:
+        """Archive a memory (reversible), or with `hard` delete its file. Both are commits."""
+        self._require_store()
+        repo = self._require_repo()
+        with gitrepo.write_lock(repo):
+            memory = self.get(ref)
+            if hard:
+                path = self.store.delete(memory.path)
+                self._commit([path], f'memory: forget "{_short(memory.title)}" (deleted)', commit)
+                return memory
+            if not memory.active:
+                raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
+            archived = replace(memory, status="archived", updated=now())
+            path = self.store.write(archived)
+            self._commit([path], f'memory: forget "{_short(memory.title)}"', commit)
+            return archived
+
+    def history(self, ref: str) -> list[Change]:
+        """The memory's commits, newest first, with the front-matter fields each changed."""
+        self._require_store()
+        repo = self._require_repo()
+        memory = self.get(ref)
+        revisions = gitrepo.history(repo, self.memory_dir / memory.path)
+        changes: list[Change] = []
+        versions: list[Memory | None] = []
+        for revision in revisions:
+            data = gitrepo.show(repo, revision.sha, revision.path)
+            versions.append(fmt.check(data, revision.path)[0] if data is not None else None)
+        for i, revision in enumerate(revisions):
+            new = versions[i]
+            old = versions[i + 1] if i + 1 < len(versions) else None
+            changes.append(Change(revision, _field_changes(old, new), _body(old) != _body(new)))
+        return changes
+
+    def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory:
+        """Restore a memory to its content at revision `to`, as a new commit."""
+        self._require_store()
+        repo = self._require_repo()
+        with gitrepo.write_lock(repo):
+            memory = self.get(ref, memories=self.store.load().memories)
+            sha = gitrepo.resolve(repo, to)
+            under = os.path.relpath(self.memory_dir, repo.root)
+            candidates = gitrepo.grep_id(repo, sha, memory.id, under) or [os.path.join(under, memory.path)]
+            data = None
+            for candidate in candidates:
+                data = gitrepo.show(repo, sha, candidate)
+                if data is not None:
+                    break
+            if data is None:
+                raise MemgitError(f"{memory.id} did not exist at {to}; see 'memgit history {memory.id}'")
+            old = fmt.parse(data, memory.path)
+            if old.id != memory.id:
+                raise MemgitError(f"at {to} that file held {old.id}, not {memory.id}")
+            path = self.store.write_text(memory.path, data.decode("utf-8"))
+            self._commit([path], f'memory: roll back "{_short(memory.title)}" to {sha[:10]}', commit)
+            return replace(old, path=memory.path)
+
+    def lint(self, *, fix: bool = False, commit: bool = True) -> list[Problem]:
+        """Every problem in every memory file. With `fix`, write path-derived ids into files."""
+        if not self.memory_dir.is_dir():
+            self._require_store()
+        store = self.store
+        problems: list[Problem] = []
+        seen: dict[str, str] = {}
+        to_fix: list[str] = []
+        for stat in store.iter_files():
+            memory, found = store.read(stat.rel)
+            problems.extend(found)
+            if memory is None:
+                continue
+            if memory.id in seen:
+                problems.append(Problem(stat.rel, 0, f"duplicate id {memory.id!r} (also in {seen[memory.id]})"))
+            seen[memory.id] = stat.rel
+            raw = store.path_of(stat.rel).read_bytes()
+            if not _declares_id(raw):
+                to_fix.append(stat.rel)
+            for secret in find_secrets(f"{memory.title}\n{memory.body}"):
+                problems.append(Problem(stat.rel, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+        if fix and to_fix:
+            repo = self._require_repo()
+            with gitrepo.write_lock(repo):
+                paths = [store.write_text(rel, _insert_id(store.path_of(rel).read_text("utf-8"), fmt.path_id(rel))) for rel in to_fix]
+                self._commit(paths, f"memory: write ids into {len(paths)} hand-written file(s)", commit)
+        return problems
+
+    def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
+        """Every memory as a JSON-ready dict (the import format)."""
+        self._require_store()
+        for memory in sorted(self._load(), key=lambda m: m.id):
+            if include_archived or memory.active:
+                data = memory.to_dict()
+                data.pop("path")
+                yield data
+
+    def import_jsonl(
+        self,
+        lines: Iterable[str],
+        *,
+        allow_secret: bool = False,
+        commit: bool = True,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        """Import memories from JSON Lines in one commit; bad lines are reported and skipped."""
+        self._require_store()
+        repo = self._require_repo()
+        report = ImportReport()
+        with gitrepo.write_lock(repo):
+            existing = self._load()
+            ids = {m.id for m in existing}
+            texts = {fmt.normalized_text(m.title, m.body) for m in existing if m.active}
+            store = self.store
+            written: list[Path] = []
+            budget = self.config.memory_token_budget
+            for number, line in enumerate(lines, start=1):
+                if progress:
+                    progress(1)
+                if not line.strip():
+                    continue
+                try:
+                    memory = _memory_from_json(line, self.config.kinds)
+                except MemgitError as exc:
+                    report.skipped.append(f"line {number}: {exc}")
+                    continue
+                if memory.id in ids:
+                    report.skipped.append(f"line {number}: id {memory.id!r} already exists")
+                    continue
+                if not allow_secret:
+                    secrets = find_secrets(f"{memory.title}\n{memory.body}")
+                    if secrets:
+                        report.skipped.append(
+                            f"line {number}: looks like a secret ({secrets[0].pattern}); use --allow-secret"
+                        )
+                        continue
+                key = fmt.normalized_text(memory.title, memory.body)
+                if key in texts:
+                    report.duplicates += 1
+                    report.warnings.append(f"line {number}: same text as an existing memory (imported anyway)")
+                if fmt.count_tokens(memory.body) > budget:
+                    report.over_budget += 1
+                texts.add(key)
+                ids.add(memory.id)
+                memory = replace(memory, path=store.new_path(memory))
+                written.append(store.write(memory))
+                report.imported += 1
+            if written:
+                report.commit = self._commit(written, f"memory: import {len(written)} memories", commit)
+        return report
+
+    # -- recall (the index hangs here) ---------------------------------------------------
+
+
+def _split_title(text: str, title: str | None) -> tuple[str, str]:
+    if title is not None:
+        title = " ".join(title.split())
+        if not title:
+            raise MemgitError("the title is empty")
+        return title, text
+    first, _, rest = text.partition("\n")
+    first = " ".join(first.lstrip("# ").split())
+    if len(first) <= 120:
+        return first, rest.strip()
+    cut = first[:117].rsplit(" ", 1)[0]
+    return cut + "…", text
+
+
+def _short(title: str, limit: int = 60) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"
+
+
+def _refuse_secrets(text: str) -> None:
+    found = find_secrets(text)
+    if found:
+        first = found[0]
+        raise MemgitError(
+            f"this looks like a secret ({first.pattern}, line {first.line}: {first.excerpt}); "
+            "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
+        )
+
+
+def _body(memory: Memory | None) -> str | None:
+    return memory.body if memory is not None else None
+
+
+def _field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[Any, Any]]:
+    changes: dict[str, tuple[Any, Any]] = {}
+    for name in fmt.FIELDS:
+        if name in ("updated",):
+            continue
+        before = getattr(old, name) if old is not None else None
+        after = getattr(new, name) if new is not None else None
+        if before != after:
+            changes[name] = (before, after)
+    return changes
+
+
+def _declares_id(raw: bytes) -> bool:
+    text = raw.decode("utf-8", "replace")
+    if not text.startswith("---"):
+        return False
+    front = text[3:].split("\n---", 1)[0]
+    return any(line.startswith("id:") for line in front.splitlines())
+
+
+def _insert_id(text: str, memory_id: str) -> str:
+    """Add `id:` to a hand-written file, touching nothing else in it."""
+    if text.startswith("---\n"):
+        return f"---\nid: {memory_id}\n" + text[4:]
+    return f"---\nid: {memory_id}\n---\n\n" + text
+
+
+def _memory_from_json(line: str, kinds: tuple[str, ...]) -> Memory:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise MemgitError(f"not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise MemgitError("each line must be a JSON object")
+    body = data.pop("body", "")
+    data.pop("path", None)
+    if not isinstance(body, str):
+        raise MemgitError("'body' must be text")
+    meta = {k: v for k, v in data.items() if v is not None and v != [] and v != ""}
+    if not meta.get("title") and not body.strip():
+        raise MemgitError("a memory needs a title or a body")
+    if "id" not in meta:
+        raise MemgitError("missing 'id'")
+    try:
+        text = "---\n" + json.dumps(meta, ensure_ascii=False) + "\n---\n\n" + body
+    except (TypeError, ValueError) as exc:
+        raise MemgitError(str(exc)) from None
+    memory, problems = fmt.check(text, f"{meta['id']}.md")
+    if memory is None or problems:
+        reason = problems[0].message if problems else "unreadable"
+        raise MemgitError(reason)
+    problem = fmt.check_kind(memory, kinds)
+    if problem:
+        raise MemgitError(problem.message)
+    return memory

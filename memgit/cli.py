@@ -1,0 +1,351 @@
+"""The `memgit` command: parse options, call one `Memgit` method, print.
+
+Data goes to stdout, messages to stderr. Nothing heavy is imported at module level so that
+`memgit --help` stays fast; `memgit.api` is imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import click
+
+from memgit.errors import MemgitError
+
+if TYPE_CHECKING:
+    from memgit.api import Memgit
+    from memgit.memory import Memory
+
+
+class _Group(click.Group):
+    """Turns a MemgitError anywhere into `Error: …` on stderr and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemgitError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(1)
+        except BrokenPipeError:
+            sys.stderr.close()  # `memgit list | head`: not an error
+            ctx.exit(0)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"memgit: {message}", err=True)
+
+
+def _open(ctx: click.Context) -> "Memgit":
+    from memgit.api import open as open_store
+
+    obj = ctx.find_root().obj or {}
+    return open_store(obj.get("path", "."), memory_dir=obj.get("memory_dir"), warn=_warn)
+
+
+def _json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+no_commit_option = click.option(
+    "--no-commit", is_flag=True, help="Stage the change instead of committing it (commit it with your own work)."
+)
+secret_option = click.option(
+    "--allow-secret", is_flag=True, help="Save text that looks like a credential anyway."
+)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-C", "path", default=".", metavar="PATH", help="Run as if memgit was started in PATH.")
+@click.option(
+    "--memory-dir",
+    metavar="DIR",
+    help="Use DIR as the memory folder instead of <repo>/.memory (reads work on any folder).",
+)
+@click.version_option(package_name="memgit", prog_name="memgit")
+@click.pass_context
+def cli(ctx: click.Context, path: str, memory_dir: str | None) -> None:
+    """memgit: an AI coding agent's memory, kept as Markdown files in the project's git repository.
+
+    Every change to memory is a commit under .memory/; recall searches a local index that is
+    rebuilt from the files whenever they change.
+    """
+    ctx.obj = {"path": path, "memory_dir": memory_dir}
+
+
+@cli.command()
+@no_commit_option
+@click.pass_context
+def init(ctx: click.Context, no_commit: bool) -> None:
+    """Create .memory/ and its config.toml in this repository (safe to run again)."""
+    mem = _open(ctx)
+    created = mem.init(commit=not no_commit)
+    where = mem.memory_dir
+    click.echo(f"Initialised {where}" if created else f"{where} already exists; nothing to do", err=True)
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("--file", "file_", type=click.File("r", encoding="utf-8"), help="Read the text from a file ('-' for stdin).")
+@click.option("--title", help="Title (default: the first line of the text).")
+@click.option("--kind", default="fact", show_default=True, help="fact, preference, convention, decision, lesson, skill, checkpoint, summary.")
+@click.option("--entity", default="", help="What it is about: path/to/file.py::Symbol, a path, or a topic.")
+@click.option("--source", type=click.Choice(["user", "static", "inferred"]), default="user", show_default=True)
+@click.option("--confidence", type=click.FloatRange(0, 1), help="0..1 (default by source: user 0.9, static 0.7, inferred 0.5).")
+@click.option("--task", "task_id", help="The task or conversation this memory belongs to.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--edit", "use_editor", is_flag=True, help="Write the memory in $EDITOR, starting from a template.")
+@click.option("--force", is_flag=True, help="Accept a body over the token budget.")
+@secret_option
+@no_commit_option
+@json_option
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    text: str | None,
+    file_: Any,
+    title: str | None,
+    kind: str,
+    entity: str,
+    source: str,
+    confidence: float | None,
+    task_id: str | None,
+    tags: Sequence[str],
+    use_editor: bool,
+    force: bool,
+    allow_secret: bool,
+    no_commit: bool,
+    as_json: bool,
+) -> None:
+    """Save a memory (text from the argument, --file, stdin, or --edit) as one commit."""
+    if use_editor:
+        from memgit.template import template
+
+        edited = click.edit(template(kind), extension=".md")
+        if edited is None:
+            raise MemgitError("the editor was closed without saving; nothing remembered")
+        text = _strip_comments(edited)
+    elif file_ is not None:
+        text = file_.read()
+    elif text is None or text == "-":
+        if sys.stdin.isatty():
+            raise click.UsageError("give the text as an argument, with --file, on stdin, or use --edit")
+        text = sys.stdin.read()
+    mem = _open(ctx)
+    result = mem.remember(
+        text or "",
+        title=title,
+        kind=kind,
+        entity=entity,
+        source=source,
+        confidence=confidence,
+        task_id=task_id,
+        tags=tags,
+        force=force,
+        allow_secret=allow_secret,
+        commit=not no_commit,
+    )
+    if as_json:
+        _json({"created": result.created, "duplicate_of": result.duplicate_of, "commit": result.commit, **result.memory.to_dict()})
+    else:
+        click.echo(result.memory.id)
+    if not result.created:
+        click.echo(f"already remembered as {result.memory.id} ({result.memory.title}); nothing added", err=True)
+
+
+def _strip_comments(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.startswith("#:")).strip()
+
+
+def _show_text(mem: "Memgit", memory: "Memory") -> str:
+    from memgit.memory import dump
+
+    return f"# {mem.rel_path(memory)}\n" + dump(memory)
+
+
+@cli.command()
+@click.argument("ref")
+@json_option
+@click.pass_context
+def show(ctx: click.Context, ref: str, as_json: bool) -> None:
+    """Print a memory, by id, unique id prefix, or exact title."""
+    mem = _open(ctx)
+    memory = mem.get(ref)
+    if as_json:
+        _json({**memory.to_dict(), "path": mem.rel_path(memory)})
+    else:
+        click.echo(_show_text(mem, memory), nl=False)
+
+
+@cli.command("list")
+@click.option("--kind", help="Only this kind.")
+@click.option("--entity", help="Only entities starting with this.")
+@click.option("--task", "task_id", help="Only this task.")
+@click.option("--source", type=click.Choice(["user", "static", "inferred"]))
+@click.option("--status", type=click.Choice(["active", "archived", "all"]), default="active", show_default=True)
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, kind: str | None, entity: str | None, task_id: str | None, source: str | None, status: str, as_json: bool) -> None:
+    """List memories, newest first."""
+    mem = _open(ctx)
+    memories = mem.list(kind=kind, entity=entity, task_id=task_id, source=source, status=None if status == "all" else status)
+    if as_json:
+        _json([{**m.to_dict(), "path": mem.rel_path(m)} for m in memories])
+        return
+    for m in memories:
+        flag = " (archived)" if not m.active else ""
+        click.echo(f"{m.id:<10} {m.kind:<10} {m.title}{flag}")
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--title")
+@click.option("--kind")
+@click.option("--entity")
+@click.option("--confidence", type=click.FloatRange(0, 1))
+@click.option("--task", "task_id")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
+@secret_option
+@no_commit_option
+@click.pass_context
+def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, entity: str | None, confidence: float | None,
+         task_id: str | None, tags: Sequence[str], allow_secret: bool, no_commit: bool) -> None:
+    """Change a memory: with options, set those fields; without, open it in $EDITOR."""
+    mem = _open(ctx)
+    changes = {k: v for k, v in {"title": title, "kind": kind, "entity": entity, "confidence": confidence, "task_id": task_id}.items() if v is not None}
+    if tags:
+        changes["tags"] = tuple(tags)
+    if changes:
+        memory = mem.update(ref, commit=not no_commit, allow_secret=allow_secret, **changes)
+        click.echo(f"edited {memory.id}", err=True)
+        return
+    from memgit.memory import dump
+
+    memory = mem.get(ref)
+    edited = click.edit(dump(memory), extension=".md")
+    if edited is None:
+        click.echo("no change", err=True)
+        return
+    result = mem.edit_text(memory.id, edited, commit=not no_commit, allow_secret=allow_secret)
+    click.echo(f"edited {memory.id}" if result else "no change", err=True)
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--hard", is_flag=True, help="Delete the file instead of archiving it (still a commit git can revert).")
+@no_commit_option
+@click.pass_context
+def forget(ctx: click.Context, ref: str, hard: bool, no_commit: bool) -> None:
+    """Archive a memory so recall no longer returns it (reversible)."""
+    memory = _open(ctx).forget(ref, hard=hard, commit=not no_commit)
+    click.echo(f"{'deleted' if hard else 'archived'} {memory.id} ({memory.title})", err=True)
+
+
+@cli.command()
+@click.argument("ref")
+@json_option
+@click.pass_context
+def history(ctx: click.Context, ref: str, as_json: bool) -> None:
+    """A memory's commits, newest first, with what changed in its front-matter."""
+    changes = _open(ctx).history(ref)
+    if as_json:
+        _json([
+            {
+                "commit": c.revision.sha, "author": c.revision.author, "date": c.revision.date,
+                "subject": c.revision.subject, "path": c.revision.path,
+                "fields": {k: {"old": _plain(v[0]), "new": _plain(v[1])} for k, v in c.fields.items()},
+                "body_changed": c.body_changed,
+            }
+            for c in changes
+        ])
+        return
+    for number, c in enumerate(changes):
+        click.echo(f"{c.revision.sha[:10]} {c.revision.date} {c.revision.subject}")
+        if number == len(changes) - 1:
+            continue  # the first version: every field is new
+        for name, (old, new) in c.fields.items():
+            click.echo(f"    {name}: {_plain(old)!r} -> {_plain(new)!r}")
+        if c.body_changed:
+            click.echo("    body changed")
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--to", "rev", required=True, metavar="REV", help="The commit to restore the memory from.")
+@no_commit_option
+@click.pass_context
+def rollback(ctx: click.Context, ref: str, rev: str, no_commit: bool) -> None:
+    """Restore a memory as it was at REV, as a new commit."""
+    memory = _open(ctx).rollback(ref, rev, commit=not no_commit)
+    click.echo(f"rolled back {memory.id} to {rev}", err=True)
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Write path-derived ids into hand-written files that lack one.")
+@json_option
+@click.pass_context
+def lint(ctx: click.Context, fix: bool, as_json: bool) -> None:
+    """Check every memory file; exit 1 listing every problem."""
+    problems = _open(ctx).lint(fix=fix)
+    if as_json:
+        _json([{"path": p.path, "line": p.line, "message": p.message} for p in problems])
+    else:
+        for problem in problems:
+            click.echo(str(problem))
+    if problems:
+        click.echo(f"{len(problems)} problem(s)", err=True)
+        ctx.exit(1)
+
+
+@cli.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@secret_option
+@no_commit_option
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, source: Any, allow_secret: bool, no_commit: bool, as_json: bool) -> None:
+    """Import memories from a JSON Lines file ('-' for stdin) in one commit."""
+    lines = source.readlines()
+    mem = _open(ctx)
+    with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
+        report = mem.import_jsonl(lines, allow_secret=allow_secret, commit=not no_commit, progress=bar.update)
+    for message in report.skipped:
+        click.echo(f"skipped {message}", err=True)
+    for message in report.warnings:
+        click.echo(f"warning: {message}", err=True)
+    summary = {
+        "imported": report.imported,
+        "skipped": len(report.skipped),
+        "duplicates": report.duplicates,
+        "over_budget": report.over_budget,
+        "commit": report.commit,
+    }
+    if as_json:
+        _json(summary)
+    else:
+        click.echo(
+            f"imported {report.imported}, skipped {len(report.skipped)}, "
+            f"{report.duplicates} duplicate(s), {report.over_budget} over the token budget",
+            err=True,
+        )
+    if report.skipped:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option("--active", "active_only", is_flag=True, help="Leave archived memories out.")
+@click.pass_context
+def export(ctx: click.Context, active_only: bool) -> None:
+    """Print every memory as JSON Lines (the import format)."""
+    for record in _open(ctx).export(include_archived=not active_only):
+        click.echo(json.dumps(record, ensure_ascii=False))
+
+
+def main() -> None:
+    cli(prog_name="memgit")

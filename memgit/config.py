@@ -1,0 +1,112 @@
+"""Configuration: `.memory/config.toml` (committed, shared by the team), then `MEMGIT_*`.
+
+Every setting has a section and a key; the environment variable `MEMGIT_<SECTION>_<KEY>`
+(upper case) overrides it, e.g. `MEMGIT_RECALL_MIN_SCORE=0.2` or `MEMGIT_INDEX_EMBEDDER=none`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from memgit.errors import MemgitError
+from memgit.memory import KINDS
+
+CONFIG_NAME = "config.toml"
+
+DEFAULT_TOML = """\
+# memgit configuration, shared by the team (committed with the memories).
+# Any setting can be overridden by an environment variable MEMGIT_<SECTION>_<KEY>,
+# e.g. MEMGIT_INDEX_EMBEDDER=none.
+
+[memory]
+# token_budget = 300        # max approximate tokens in a memory body ('remember --force' overrides)
+# kinds = []                # extra kinds besides fact, preference, convention, decision,
+#                           # lesson, skill, checkpoint, summary
+
+[index]
+# embedder = "minilm"       # "minilm" (bundled, offline), "none" (keywords + anchors only),
+#                           # "onnx:/path/to/model.onnx" or "package.module:factory"
+
+[recall]
+# k = 5                     # memories returned by 'memgit recall'
+# budget = 600              # tokens injected by 'recall --format markdown'
+# min_score = 0.25          # relevance floor; 0 turns it off
+# task_widen = 0.7          # score factor for other tasks' memories when the task has none
+# weight_keyword = 0.3
+# weight_vector = 0.6
+# weight_anchor = 0.4
+# method = "rrf"            # "rrf" or "weighted"
+"""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved settings. Field names are `<section>_<key>`."""
+
+    memory_token_budget: int = 300
+    memory_kinds: tuple[str, ...] = ()
+    index_embedder: str = "minilm"
+    recall_k: int = 5
+    recall_budget: int = 600
+    recall_min_score: float = 0.25
+    recall_task_widen: float = 0.7
+    recall_weight_keyword: float = 0.3
+    recall_weight_vector: float = 0.6
+    recall_weight_anchor: float = 0.4
+    recall_method: str = "rrf"
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return KINDS + tuple(k for k in self.memory_kinds if k not in KINDS)
+
+
+def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read `<memory_dir>/config.toml` (if any) and apply `MEMGIT_*` overrides."""
+    environ = os.environ if environ is None else environ
+    raw: dict[str, Any] = {}
+    path = memory_dir / CONFIG_NAME if memory_dir is not None else None
+    if path is not None and path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise MemgitError(f"{path}: invalid TOML ({exc}); fix or delete the file") from exc
+        for section, values in data.items():
+            if not isinstance(values, dict):
+                raise MemgitError(f"{path}: '{section}' must be a [section] of settings")
+            for key, value in values.items():
+                raw[f"{section}_{key}"] = (value, f"{path} [{section}] {key}")
+    known = {f.name: f for f in fields(Config) if f.name != "extra"}
+    for name in known:
+        env_name = "MEMGIT_" + name.upper()
+        if env_name in environ:
+            raw[name] = (environ[env_name], f"${env_name}")
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for name, (value, where) in raw.items():
+        if name not in known:
+            extra[name] = value  # a later version's setting: keep, don't fail
+            continue
+        values[name] = _coerce(value, type(getattr(Config(), name)), where)
+    return Config(**values, extra=extra)
+
+
+def _coerce(value: Any, kind: type, where: str) -> Any:
+    try:
+        if kind is tuple:
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError
+            return tuple(value)
+        if kind is bool:
+            return str(value).lower() in ("1", "true", "yes", "on")
+        if kind is int and isinstance(value, float):
+            raise ValueError
+        return kind(value)
+    except (TypeError, ValueError):
+        raise MemgitError(f"{where}: expected {kind.__name__}, got {value!r}") from None

@@ -1,0 +1,200 @@
+"""git: finding the repository, committing only memory paths, reading history.
+
+Locating the repository is on every call's path, so it is one `git rev-parse` and no
+gitpython import. Writes and history go through gitpython's command wrapper, imported lazily.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from memgit.errors import MemgitError
+
+LOCK_RETRY_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A work tree: its root and its git dir (per worktree, so the index is per worktree)."""
+
+    root: Path
+    git_dir: Path
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One commit in a memory's history, with the path the memory had in it."""
+
+    sha: str
+    author: str
+    date: str
+    subject: str
+    path: str
+
+
+def _run(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+        )
+    except FileNotFoundError:
+        raise MemgitError("git is not installed or not on PATH; install git first") from None
+
+
+def find(start: Path) -> Repo | None:
+    """The repository containing `start`, or None when there is none."""
+    probe = start if start.is_dir() else start.parent
+    while not probe.exists():
+        probe = probe.parent
+    result = _run(["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"], probe)
+    lines = result.stdout.splitlines()
+    if lines and lines[0] == "true":
+        raise MemgitError(
+            f"{probe} is a bare repository: memories need a work tree; clone it and run memgit there"
+        )
+    if result.returncode != 0 and len(lines) >= 2:
+        raise MemgitError(f"{probe} is inside a git dir, not a work tree; run memgit from the work tree")
+    if result.returncode != 0 or len(lines) < 3:
+        return None
+    return Repo(root=Path(lines[2]), git_dir=Path(lines[1]))
+
+
+def require(start: Path) -> Repo:
+    repo = find(start)
+    if repo is None:
+        raise MemgitError(f"{start} is not inside a git repository; run 'git init' first")
+    return repo
+
+
+def _git(repo: Repo):  # type: ignore[no-untyped-def]
+    import git  # gitpython: only writes and history pay for its import
+
+    return git.Git(str(repo.root))
+
+
+@contextmanager
+def write_lock(repo: Repo) -> Iterator[None]:
+    """Serialise memgit writers in one repository (two agents remembering at once)."""
+    import fcntl
+
+    lock_dir = repo.git_dir / "memgit"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / "write.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _execute(repo: Repo, args: list[str]) -> tuple[int, str, str]:
+    """Run git, retrying while another process holds `index.lock`."""
+    import git
+
+    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    delay = 0.05
+    while True:
+        try:
+            status, out, err = _git(repo).execute(
+                ["git", *args], with_extended_output=True, with_exceptions=False
+            )
+        except git.GitCommandNotFound:
+            raise MemgitError("git is not installed or not on PATH; install git first") from None
+        if status != 0 and "index.lock" in err and time.monotonic() < deadline:
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+            continue
+        return status, out, err
+
+
+def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool = False) -> str | None:
+    """Commit exactly `paths` (added, changed or deleted), whatever else is staged.
+
+    Returns the new commit's sha, or None when staging only or when nothing changed.
+    The repository's hooks run as for any commit; if one rejects it, the change stays in the
+    working tree (and staged) and the error says so.
+    """
+    rel = [os.path.relpath(p, repo.root) for p in paths]
+    # Paths go through a file, not argv: an import can touch many thousands of them.
+    with tempfile.NamedTemporaryFile("wb", prefix="memgit-paths-", delete=False) as handle:
+        handle.write(b"\0".join(os.fsencode(r) for r in rel))
+    spec = [f"--pathspec-from-file={handle.name}", "--pathspec-file-nul"]
+    try:
+        status, _, err = _execute(repo, ["add", "--all", *spec])
+        if status != 0:
+            raise MemgitError(f"git add failed: {err.strip()}")
+        if stage_only:
+            return None
+        # `--only` commits these paths' working-tree state and leaves the user's other staged
+        # work staged and uncommitted.
+        status, out, err = _execute(repo, ["commit", "--only", "--quiet", "-m", message, *spec])
+    finally:
+        os.unlink(handle.name)
+    if status != 0 and ("nothing to commit" in out + err or "nothing added to commit" in out + err):
+        return None  # the files already say this
+    if status != 0:
+        detail = (err.strip() or out.strip()).splitlines()
+        reason = detail[-1] if detail else f"git exited with {status}"
+        if "user.email" in err or "user.name" in err or "Author identity unknown" in err:
+            reason = "git does not know who you are: set user.name and user.email (git config)"
+        shown = ", ".join(rel[:3]) + (f" and {len(rel) - 3} more" if len(rel) > 3 else "")
+        raise MemgitError(
+            f"the commit was not made ({reason}); the change is in the working tree and staged "
+            f"({shown}): commit it yourself, or fix the cause and run the command again"
+        )
+    _, sha, _ = _execute(repo, ["rev-parse", "HEAD"])
+    return sha.strip()
+
+
+def history(repo: Repo, path: Path) -> list[Revision]:
+    """Commits that touched `path`, newest first, following renames."""
+    rel = os.path.relpath(path, repo.root)
+    status, out, err = _execute(
+        repo,
+        ["log", "--follow", "--name-only", "--format=%x1e%H%x1f%an%x1f%aI%x1f%s", "--", rel],
+    )
+    if status != 0:
+        if "does not have any commits" in err:
+            return []
+        raise MemgitError(f"git log failed: {err.strip()}")
+    revisions = []
+    for record in out.split("\x1e")[1:]:
+        head, _, names = record.partition("\n")
+        sha, author, date, subject = head.split("\x1f", 3)
+        name = next((n for n in names.splitlines() if n.strip()), rel)
+        revisions.append(Revision(sha, author, date, subject, name.strip()))
+    return revisions
+
+
+def show(repo: Repo, rev: str, rel_path: str) -> bytes | None:
+    """A file's content at a revision, or None when it did not exist there."""
+    result = subprocess.run(
+        ["git", "show", f"{rev}:{rel_path}"], cwd=repo.root, capture_output=True, check=False
+    )
+    return result.stdout if result.returncode == 0 else None
+
+
+def resolve(repo: Repo, rev: str) -> str:
+    """A revision name as a commit sha, or a clear error."""
+    if rev.startswith("-"):
+        raise MemgitError(f"{rev!r} is not a revision")
+    result = _run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], repo.root)
+    if result.returncode != 0:
+        raise MemgitError(f"unknown revision {rev!r}; see 'memgit history ID' for this memory's commits")
+    return result.stdout.strip()
+
+
+def grep_id(repo: Repo, rev: str, memory_id: str, under: str) -> list[str]:
+    """Paths under `under` at `rev` whose front-matter declares `id: <memory_id>`."""
+    escaped = memory_id.replace(".", r"\.")  # ids are [A-Za-z0-9._-]: only '.' is special
+    pattern = f"^id: *['\"]?{escaped}['\"]? *$"
+    result = _run(["grep", "-l", "-E", "-e", pattern, rev, "--", under], repo.root)
+    prefix = f"{rev}:"
+    return [line.removeprefix(prefix) for line in result.stdout.splitlines() if line]

@@ -1,0 +1,35 @@
+"""The starting text for `memgit remember --edit`, from the project's `templates/` folder.
+
+A wheel carries `templates/` as `memgit/_templates/`; an editable install reads the source
+tree's `templates/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memgit.errors import MemgitError
+
+_HEADINGS = {
+    "fact": "<what is true about the project>",
+    "preference": "<how the user wants things done>",
+    "convention": "<the rule the code follows>",
+    "decision": "<what was decided>\n\nWhy: <the reason; the options that were rejected>",
+    "lesson": "<the pitfall>\n\nFix: <what works>; dead end: <what was tried and failed>",
+    "skill": "<the workflow>\n\n1. <step>\n2. <step>",
+    "checkpoint": "<intent: action + object + purpose>\n\nState: <functions changed, with paths>",
+    "summary": "<what the task did>",
+}
+
+
+def templates_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_templates", here.parent / "templates"):
+        if (candidate / "memory.md").is_file():
+            return candidate
+    raise MemgitError("memgit's templates are missing from this installation; reinstall memgit")
+
+
+def template(kind: str) -> str:
+    text = (templates_dir() / "memory.md").read_text(encoding="utf-8")
+    return text.format(kind=kind, heading=_HEADINGS.get(kind, "<title>"))

@@ -1,0 +1,65 @@
+"""Shared fixtures: every test runs against real git repositories, isolated from the machine."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / ".memory-example"
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Keep the user's git config, hooks templates and HOME out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    template = tmp_path_factory.mktemp("git-template")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(template))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
+    for name in list(__import__("os").environ):
+        if name.startswith("MEMGIT_"):
+            monkeypatch.delenv(name)
+    # Most tests don't need vectors; the end-to-end tests turn the real embedder on.
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "none")
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    yield
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository with one commit."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "README.md").write_text("project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+@pytest.fixture
+def mem(repo: Path):  # type: ignore[no-untyped-def]
+    """An initialised memory store in `repo`."""
+    import memgit
+
+    store = memgit.open(repo, warn=lambda message: None)
+    store.init()
+    return store

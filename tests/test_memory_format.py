@@ -1,0 +1,127 @@
+"""The memory file format: parsing, canonical dumping, validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memgit import memory as fmt
+from memgit.errors import MemgitError
+from memgit.memory import Memory
+
+from .conftest import EXAMPLE
+
+
+def example_files() -> list[Path]:
+    return sorted(EXAMPLE.rglob("*.md"))
+
+
+def test_example_store_has_every_kind() -> None:
+    kinds = {fmt.parse(p.read_bytes(), p.name).kind for p in example_files()}
+    assert kinds == set(fmt.KINDS)
+    assert 20 <= len(example_files()) <= 40
+
+
+@pytest.mark.parametrize("path", example_files(), ids=lambda p: p.name)
+def test_example_files_round_trip_byte_for_byte(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert fmt.dump(fmt.parse(text, path.name)) == text
+
+
+def test_field_order_and_omitted_empties() -> None:
+    memory = Memory(id="m-1", title="t", kind="lesson", source="static", confidence=0.7, tags=("b", "a"))
+    assert fmt.dump(memory) == (
+        "---\nid: m-1\ntitle: t\nkind: lesson\nconfidence: 0.7\nsource: static\ntags:\n- b\n- a\n---\n"
+    )
+
+
+def test_timestamps_stay_strings_and_are_not_filled_in() -> None:
+    text = "---\nid: a\ntitle: t\nkind: fact\nconfidence: 0.9\nsource: user\ncreated: 2026-01-02T03:04:05+01:00\n---\n\nbody\n"
+    memory = fmt.parse(text)
+    assert memory.created == "2026-01-02T03:04:05+01:00"
+    assert memory.updated is None
+    assert fmt.dump(memory) == text
+
+
+def test_hand_written_file_gets_defaults_and_path_id() -> None:
+    memory = fmt.parse("Use uv, not pip, to add dependencies.\n", "team/tooling notes.md")
+    assert memory.id == "team.tooling-notes"
+    assert memory.title == "Use uv, not pip, to add dependencies."
+    assert (memory.kind, memory.source, memory.confidence, memory.status) == ("fact", "user", 0.9, "active")
+
+
+def test_unknown_keys_are_kept() -> None:
+    text = "---\nid: a\ntitle: t\nkind: fact\nconfidence: 0.9\nsource: user\nreviewed_by: ana\nlinks:\n- x\n---\n"
+    memory = fmt.parse(text)
+    assert memory.extra == {"reviewed_by": "ana", "links": ["x"]}
+    assert fmt.dump(memory) == text
+
+
+def test_source_sets_default_confidence() -> None:
+    assert fmt.parse("---\ntitle: t\nsource: inferred\n---\n").confidence == 0.5
+    assert fmt.parse("---\ntitle: t\nsource: static\n---\n").confidence == 0.7
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        ("---\ntitle: [unclosed\n---\n", 3, "invalid YAML"),
+        ("---\ntitle: t\nconfidence: 1.5\n---\n", 3, "must be from 0 to 1"),
+        ("---\ntitle: t\nconfidence: high\n---\n", 3, "must be a number"),
+        ("---\ntitle: t\ntags: {a: 1}\n---\n", 3, "must be a list"),
+        ("---\nid: ../etc\ntitle: t\n---\n", 2, "is not valid"),
+        ("---\ntitle: t\nsource: rumour\n---\n", 3, "unknown source"),
+        ("---\ntitle: t\ncreated: yesterday\n---\n", 3, "ISO 8601"),
+        ("---\na: &x [1, 2]\nb: *x\n---\n", 3, "aliases are not allowed"),
+        ("---\n- just\n- a list\n---\n", 1, "must be a mapping"),
+        ("---\ntitle: !!python/object:os.system x\n---\n", 2, "invalid YAML"),
+    ],
+)
+def test_problems_name_line_and_reason(text: str, line: int, reason: str) -> None:
+    memory, problems = fmt.check(text, "bad.md")
+    assert problems, text
+    assert problems[0].line == line
+    assert reason in problems[0].message
+
+
+def test_bytes_problems() -> None:
+    assert "UTF-8" in fmt.check(b"---\ntitle: caf\xe9\n---\n", "x.md")[1][0].message
+    assert "binary" in fmt.check(b"\x00\x01\x02", "x.md")[1][0].message
+    assert "1 MB" in fmt.check(b"a" * (fmt.MAX_FILE_BYTES + 1), "x.md")[1][0].message
+
+
+def test_parse_raises_memgit_error() -> None:
+    with pytest.raises(MemgitError, match="bad.md:3"):
+        fmt.parse("---\ntitle: t\nconfidence: 7\n---\n", "bad.md")
+
+
+def test_count_tokens_is_model_free_and_counts_cjk() -> None:
+    assert fmt.count_tokens("") == 0
+    assert fmt.count_tokens("a bb ccc dddd") == 4
+    assert fmt.count_tokens("parse_config") == 5  # "parse" 2, "_" 1, "config" 2
+    assert fmt.count_tokens("记忆召回") == 4
+
+
+def test_file_names_slug_plus_id() -> None:
+    memory = Memory(id="m-7f3a2c", title="parse_config returns a tuple (path, Config)!")
+    assert fmt.file_name(memory) == "parse-config-returns-a-tuple-path-config-7f3a2c.md"
+    assert fmt.file_name(Memory(id="zh-01", title="记忆")) == "memory-zh-01.md"
+
+
+text_st = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+
+
+@given(
+    title=text_st.map(lambda s: " ".join(s.split())).filter(bool),
+    body=text_st,
+    tags=st.lists(text_st, max_size=3),
+    confidence=st.floats(0, 1),
+)
+def test_dump_parse_round_trip_property(title: str, body: str, tags: list[str], confidence: float) -> None:
+    memory = Memory(id="m-abc", title=title, body=body.replace("\r", "").strip(), tags=tuple(tags), confidence=confidence)
+    text = fmt.dump(memory)
+    again = fmt.parse(text, "x.md")
+    assert fmt.dump(again) == text

@@ -1,0 +1,283 @@
+"""The store through the library front door: real git repositories, real commits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import memgit
+from memgit import memory as fmt
+from memgit.errors import MemgitError
+
+from .conftest import git
+
+
+def log(repo: Path) -> list[str]:
+    return git(repo, "log", "--format=%s").splitlines()
+
+
+def test_init_is_idempotent_and_committed(repo: Path) -> None:
+    mem = memgit.open(repo)
+    assert mem.init() is True
+    assert mem.init() is False
+    assert (repo / ".memory" / "config.toml").is_file()
+    assert log(repo)[0] == "memory: init"
+
+
+def test_remember_commits_only_the_memory(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    (repo / "staged.txt").write_text("user work\n")
+    git(repo, "add", "staged.txt")
+    (repo / "README.md").write_text("unstaged edit\n")
+    result = mem.remember(
+        "parse_config returns a tuple (path, Config)",
+        kind="decision",
+        entity="src/config.py::parse_config",
+    )
+    assert result.created and result.commit
+    assert log(repo)[0] == 'memory: add "parse_config returns a tuple (path, Config)"'
+    files = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert files == [f".memory/{result.memory.path}"]
+    status = git(repo, "status", "--porcelain").splitlines()
+    assert "A  staged.txt" in status and " M README.md" in status
+    stored = mem.get(result.memory.id)
+    assert stored.entity == "src/config.py::parse_config"
+    assert stored.confidence == 0.9 and stored.created == stored.updated
+
+
+def test_remember_same_text_is_not_duplicated(mem) -> None:  # type: ignore[no-untyped-def]
+    first = mem.remember("Use uv to add dependencies")
+    again = mem.remember("use uv to add   dependencies.")
+    assert not again.created and again.duplicate_of == first.memory.id
+    assert len(mem.list()) == 1
+
+
+def test_no_commit_leaves_it_staged(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    before = log(repo)
+    result = mem.remember("staged only", commit=False)
+    assert log(repo) == before
+    assert f"A  .memory/{result.memory.path}" in git(repo, "status", "--porcelain")
+
+
+def test_over_budget_refused_unless_forced(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    body = "title\n" + "word " * 400
+    with pytest.raises(MemgitError, match=r"about 400 tokens, 100 over the budget of 300"):
+        mem.remember(body)
+    assert mem.remember(body, force=True).created
+
+
+def test_secret_refused_and_nothing_written(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(MemgitError, match="AWS"):
+        mem.remember("deploy key is AKIAZ7Q2LMNOPQRSTUV4 for the bucket")
+    assert mem.list() == []
+    assert mem.remember("password = getpass() is how the CLI asks").created
+    assert mem.remember("deploy key is AKIAZ7Q2LMNOPQRSTUV4 for the bucket", allow_secret=True).created
+
+
+def test_get_by_id_prefix_title(mem) -> None:  # type: ignore[no-untyped-def]
+    a = mem.remember("alpha fact").memory
+    assert mem.get(a.id) == a
+    assert mem.get(a.id[:5]) == a
+    assert mem.get("alpha fact") == a
+    assert mem.get("ALPHA FACT") == a
+    with pytest.raises(MemgitError, match="no memory 'zzz'"):
+        mem.get("zzz")
+
+
+def test_list_filters_and_newest_first(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    a = mem.remember("first", kind="lesson", task_id="T-1", entity="src/a.py").memory
+    b = mem.remember("second", kind="decision", source="inferred").memory
+    (repo / ".memory" / a.path).write_text(fmt.dump(replace(a, updated="2000-01-01T00:00:00+00:00")))
+    assert [m.id for m in mem.list()] == [b.id, a.id]
+    assert [m.id for m in mem.list(kind="lesson")] == [a.id]
+    assert [m.id for m in mem.list(task_id="T-1")] == [a.id]
+    assert [m.id for m in mem.list(entity="src/")] == [a.id]
+    assert [m.id for m in mem.list(source="inferred")] == [b.id]
+    assert mem.get(b.id).confidence == 0.5
+
+
+def test_forget_archives_then_hard_deletes(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("to be forgotten").memory
+    archived = mem.forget(m.id)
+    assert archived.status == "archived"
+    assert mem.list() == [] and [x.id for x in mem.list(status="archived")] == [m.id]
+    assert log(repo)[0] == 'memory: forget "to be forgotten"'
+    git(repo, "revert", "--no-edit", "HEAD")
+    assert [x.id for x in mem.list()] == [m.id]
+    mem.forget(m.id, hard=True)
+    assert not (repo / ".memory" / m.path).exists()
+    assert log(repo)[0] == 'memory: forget "to be forgotten" (deleted)'
+
+
+def test_update_history_and_rollback(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("the API uses JSON", kind="fact").memory
+    first = git(repo, "rev-parse", "HEAD").strip()
+    mem.update(m.id, kind="decision", confidence=0.5)
+    # A rename (a human reorganising files) must not break history.
+    (repo / ".memory" / "team").mkdir()
+    git(repo, "mv", f".memory/{m.path}", ".memory/team/api.md")
+    git(repo, "commit", "-q", "-m", "move memory")
+    changes = mem.history(m.id)
+    assert [c.revision.subject for c in changes] == ["move memory", 'memory: edit "the API uses JSON"', 'memory: add "the API uses JSON"']
+    assert changes[1].fields["kind"] == ("fact", "decision")
+    assert changes[1].fields["confidence"] == (0.9, 0.5)
+    restored = mem.rollback(m.id, first)
+    assert restored.kind == "fact"
+    assert mem.get(m.id).kind == "fact" and mem.get(m.id).path == "team/api.md"
+    assert log(repo)[0].startswith('memory: roll back "the API uses JSON" to ')
+    with pytest.raises(MemgitError, match="unknown revision"):
+        mem.rollback(m.id, "no-such-rev")
+
+
+def test_bad_file_is_skipped_with_a_warning(repo: Path) -> None:
+    warnings: list[str] = []
+    mem = memgit.open(repo, warn=warnings.append)
+    mem.init()
+    good = mem.remember("good memory").memory
+    (repo / ".memory" / "broken.md").write_text("---\ntitle: [oops\n---\n")
+    (repo / ".memory" / "binary.md").write_bytes(b"\0\1\2")
+    assert [m.id for m in mem.list()] == [good.id]
+    assert len(warnings) == 2 and all("skipping" in w for w in warnings)
+    problems = mem.lint()
+    assert {p.path for p in problems} == {"broken.md", "binary.md"}
+
+
+def test_duplicate_ids_reported(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("one").memory
+    text = (repo / ".memory" / m.path).read_text()
+    (repo / ".memory" / "copy.md").write_text(text)
+    assert any("duplicate id" in p.message for p in mem.lint())
+
+
+def test_lint_fix_writes_path_ids_without_touching_the_rest(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".memory" / "notes.md").write_text("---\ntitle: Hand written\nowner: ana\n---\nbody text\n")
+    (repo / ".memory" / "plain.md").write_text("No front-matter at all.\n")
+    before = {m.id for m in mem.list()}
+    assert before == {"notes", "plain"}
+    assert mem.lint(fix=True) == []
+    assert (repo / ".memory" / "notes.md").read_text() == "---\nid: notes\ntitle: Hand written\nowner: ana\n---\nbody text\n"
+    git(repo, "mv", ".memory/notes.md", ".memory/renamed.md")
+    assert {m.id for m in mem.list()} == before
+
+
+def test_symlink_outside_is_not_followed(mem, repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\ntitle: secret stuff\n---\n")
+    os.symlink(outside, repo / ".memory" / "link.md")
+    assert mem.list() == []
+
+
+def test_hostile_paths_refused(mem) -> None:  # type: ignore[no-untyped-def]
+    for bad in ("../x.md", "/etc/passwd", "a/../../x.md", "a\\b.md", ""):
+        with pytest.raises(MemgitError, match="refusing"):
+            mem.store.path_of(bad)
+
+
+def test_import_export_round_trip(mem, repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lines = [
+        json.dumps({"id": "imp-1", "title": "one", "body": "first body", "kind": "lesson", "custom": {"k": 1}}),
+        "not json",
+        json.dumps({"id": "imp-2", "title": "two", "body": "token: 'ghp_" + "a" * 36 + "'"}),
+        json.dumps({"id": "imp-3", "title": "three", "kind": "gossip"}),
+        json.dumps({"id": "imp-1", "title": "again"}),
+        json.dumps({"id": "imp-4", "title": "one", "body": "first body"}),
+        json.dumps({"id": "imp-5", "title": "long", "body": "w " * 400}),
+        "",
+    ]
+    report = mem.import_jsonl(lines)
+    assert report.imported == 3
+    assert [s.split(":")[0] for s in report.skipped] == ["line 2", "line 3", "line 4", "line 5"]
+    assert (report.duplicates, report.over_budget) == (1, 1)
+    assert log(repo)[0] == "memory: import 3 memories"
+    exported = {r["id"]: r for r in mem.export()}
+    assert exported["imp-1"]["custom"] == {"k": 1} and exported["imp-1"]["kind"] == "lesson"
+    # What export prints, import takes back (into another repository).
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    mem2 = memgit.open(other)
+    mem2.init()
+    assert mem2.import_jsonl([json.dumps(r) for r in exported.values()]).imported == 3
+    assert {m.id: m.body for m in mem2.list()} == {m.id: m.body for m in mem.list()}
+
+
+def test_commit_rejected_by_hook_keeps_the_file(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'no commits today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with pytest.raises(MemgitError, match="the commit was not made.*the change is in the working tree"):
+        mem.remember("kept despite the hook")
+    assert [m.title for m in mem.list()] == ["kept despite the hook"]
+
+
+def test_not_a_repository_and_no_store(tmp_path: Path, repo: Path) -> None:
+    with pytest.raises(MemgitError, match="run 'git init' first"):
+        memgit.open(tmp_path)
+    with pytest.raises(MemgitError, match="run 'memgit init'"):
+        memgit.open(repo).list()
+
+
+def test_repository_without_commits_and_subdirectory(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    (root / "src" / "deep").mkdir(parents=True)
+    git(root, "init", "-q")
+    mem = memgit.open(root / "src" / "deep")
+    mem.init()
+    assert mem.memory_dir == root / ".memory"
+    assert mem.remember("works before the first commit").created
+    assert git(root, "log", "--format=%s").splitlines() == ['memory: add "works before the first commit"', "memory: init"]
+
+
+def test_detached_head_and_worktree(mem, repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    git(repo, "checkout", "-q", "--detach")
+    assert mem.remember("on a detached head").created
+    git(repo, "checkout", "-q", "-")
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree))
+    wmem = memgit.open(worktree)
+    assert wmem.remember("from a worktree").created
+    assert wmem.repo is not None and wmem.repo.git_dir != mem.repo.git_dir
+
+
+def test_bare_repository_is_explained(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    with pytest.raises(MemgitError, match="bare repository"):
+        memgit.open(bare)
+
+
+def test_memory_dir_outside_a_repository_reads_but_does_not_write(tmp_path: Path) -> None:
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    (folder / "a.md").write_text("---\ntitle: loose memory\n---\nbody\n")
+    mem = memgit.open(tmp_path, memory_dir=folder)
+    assert [m.title for m in mem.list()] == ["loose memory"]
+    with pytest.raises(MemgitError, match="git init"):
+        mem.remember("cannot write here")
+
+
+WRITER = """
+import sys, memgit
+mem = memgit.open(sys.argv[1])
+for i in range(int(sys.argv[3])):
+    mem.remember(f"{sys.argv[2]} memory number {i}")
+"""
+
+
+def test_parallel_writers_lose_nothing(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(repo), name, "5"], stderr=subprocess.PIPE)
+        for name in ("alpha", "beta", "gamma")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    assert len(mem.list()) == 15
+    assert len([s for s in log(repo) if s.startswith("memory: add")]) == 15
+    assert git(repo, "status", "--porcelain") == ""
