@@ -5,21 +5,26 @@ The CLI, and later the hooks and the MCP server, only call these methods.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 import sys
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo
+from memgit import gitrepo, transfer
 from memgit import memory as fmt
 from memgit.credentials import find_secrets
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.store import Store
+from memgit.transfer import ImportReport
+
+if TYPE_CHECKING:
+    from memgit.index import Index, SyncReport
+    from memgit.recall import Hit
 
 MEMORY_DIR = ".memory"
 Warn = Callable[[str], None]
@@ -54,16 +59,6 @@ class Change:
     revision: gitrepo.Revision
     fields: dict[str, tuple[Any, Any]]
     body_changed: bool
-
-
-@dataclass
-class ImportReport:
-    imported: int = 0
-    skipped: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    over_budget: int = 0
-    duplicates: int = 0
-    commit: str | None = None
 
 
 def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[str] | None = None,
@@ -418,50 +413,99 @@ class Memgit:
         """Import memories from JSON Lines in one commit; bad lines are reported and skipped."""
         self._require_store()
         repo = self._require_repo()
-        report = ImportReport()
         with gitrepo.write_lock(repo):
             existing = self._load()
-            ids = {m.id for m in existing}
-            texts = {fmt.normalized_text(m.title, m.body) for m in existing if m.active}
+            memories, report = transfer.plan_import(
+                lines,
+                existing,
+                kinds=self.config.kinds,
+                token_budget=self.config.memory_token_budget,
+                allow_secret=allow_secret,
+                progress=progress,
+            )
             store = self.store
-            written: list[Path] = []
-            budget = self.config.memory_token_budget
-            for number, line in enumerate(lines, start=1):
-                if progress:
-                    progress(1)
-                if not line.strip():
-                    continue
-                try:
-                    memory = _memory_from_json(line, self.config.kinds)
-                except MemgitError as exc:
-                    report.skipped.append(f"line {number}: {exc}")
-                    continue
-                if memory.id in ids:
-                    report.skipped.append(f"line {number}: id {memory.id!r} already exists")
-                    continue
-                if not allow_secret:
-                    secrets = find_secrets(f"{memory.title}\n{memory.body}")
-                    if secrets:
-                        report.skipped.append(
-                            f"line {number}: looks like a secret ({secrets[0].pattern}); use --allow-secret"
-                        )
-                        continue
-                key = fmt.normalized_text(memory.title, memory.body)
-                if key in texts:
-                    report.duplicates += 1
-                    report.warnings.append(f"line {number}: same text as an existing memory (imported anyway)")
-                if fmt.count_tokens(memory.body) > budget:
-                    report.over_budget += 1
-                texts.add(key)
-                ids.add(memory.id)
-                memory = replace(memory, path=store.new_path(memory))
-                written.append(store.write(memory))
-                report.imported += 1
+            written = []
+            for memory in memories:
+                written.append(store.write(replace(memory, path=store.new_path(memory))))
             if written:
                 report.commit = self._commit(written, f"memory: import {len(written)} memories", commit)
         return report
 
-    # -- recall (the index hangs here) ---------------------------------------------------
+    # -- recall: the index hangs here -----------------------------------------------------
+
+    def index_path(self) -> Path:
+        """Where this folder's index lives: in the git dir, or the user's cache outside git."""
+        if self.repo is not None:
+            base = self.repo.git_dir / "memgit"
+            if self.memory_dir == self.repo.root / MEMORY_DIR:
+                return base / "index.db"
+        else:
+            cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+            base = cache / "memgit"
+        digest = hashlib.sha1(os.fsencode(self.memory_dir)).hexdigest()[:12]
+        return base / f"index-{digest}.db"
+
+    @property
+    def index(self) -> "Index":
+        """The SQLite index, opened (and migrated) on first use."""
+        if self._index is None:
+            self._require_store()
+            from memgit.index import Index
+
+            self._index = Index(self.index_path(), self.store, self.config.index_embedder, warn=self.warn)
+        return self._index
+
+    def recall(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        task_id: str | None = None,
+        kinds: Sequence[str] | None = None,
+        min_score: float | None = None,
+        budget_tokens: int | None = None,
+        include_archived: bool = False,
+        record: bool = True,
+    ) -> list["Hit"]:
+        """The memories that best answer `query`, best first.
+
+        `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget.
+        """
+        from memgit import recall as recall_mod
+
+        hits = recall_mod.recall(
+            self.index,
+            query,
+            k=self.config.recall_k if k is None else k,
+            task_id=task_id,
+            kinds=kinds,
+            min_score=min_score,
+            budget_tokens=budget_tokens,
+            include_archived=include_archived,
+            config=self.config,
+            path_prefix=self._path_prefix(),
+        )
+        if record and self.repo is not None:
+            recall_mod.record_recall(
+                self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits], warn=self.warn
+            )
+        return hits
+
+    def _path_prefix(self) -> str:
+        base = self.repo.root if self.repo is not None else self.memory_dir
+        prefix = Path(os.path.relpath(self.memory_dir, base)).as_posix()
+        return "" if prefix == "." else prefix + "/"
+
+    def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> "SyncReport":
+        """Rebuild the index from the files, embedding every memory (resumable)."""
+        return self.index.rebuild(progress=progress)
+
+    def status(self) -> dict[str, Any]:
+        """Index path, counts, embedder, which channels are on, staleness."""
+        self._require_store()
+        info: dict[str, Any] = {"memory_dir": str(self.memory_dir)}
+        info.update(self.index.status())
+        return info
 
 
 def _split_title(text: str, title: str | None) -> tuple[str, str]:
@@ -521,33 +565,3 @@ def _insert_id(text: str, memory_id: str) -> str:
     if text.startswith("---\n"):
         return f"---\nid: {memory_id}\n" + text[4:]
     return f"---\nid: {memory_id}\n---\n\n" + text
-
-
-def _memory_from_json(line: str, kinds: tuple[str, ...]) -> Memory:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise MemgitError(f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise MemgitError("each line must be a JSON object")
-    body = data.pop("body", "")
-    data.pop("path", None)
-    if not isinstance(body, str):
-        raise MemgitError("'body' must be text")
-    meta = {k: v for k, v in data.items() if v is not None and v != [] and v != ""}
-    if not meta.get("title") and not body.strip():
-        raise MemgitError("a memory needs a title or a body")
-    if "id" not in meta:
-        raise MemgitError("missing 'id'")
-    try:
-        text = "---\n" + json.dumps(meta, ensure_ascii=False) + "\n---\n\n" + body
-    except (TypeError, ValueError) as exc:
-        raise MemgitError(str(exc)) from None
-    memory, problems = fmt.check(text, f"{meta['id']}.md")
-    if memory is None or problems:
-        reason = problems[0].message if problems else "unreadable"
-        raise MemgitError(reason)
-    problem = fmt.check_kind(memory, kinds)
-    if problem:
-        raise MemgitError(problem.message)
-    return memory

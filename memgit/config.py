@@ -30,13 +30,15 @@ DEFAULT_TOML = """\
 [index]
 # embedder = "minilm"       # "minilm" (bundled, offline), "none" (keywords + anchors only),
 #                           # "onnx:/path/to/model.onnx" or "package.module:factory"
+# warm = true               # keep the model loaded in a small background process between
+#                           # CLI calls (exits after 15 idle minutes); false: load it per call
 
 [recall]
 # k = 5                     # memories returned by 'memgit recall'
 # budget = 600              # tokens injected by 'recall --format markdown'
 # min_score = 0.25          # relevance floor; 0 turns it off
 # task_widen = 0.7          # score factor for other tasks' memories when the task has none
-# weight_keyword = 0.3
+# weight_keyword = 0.25
 # weight_vector = 0.6
 # weight_anchor = 0.4
 # method = "rrf"            # "rrf" or "weighted"
@@ -50,11 +52,12 @@ class Config:
     memory_token_budget: int = 300
     memory_kinds: tuple[str, ...] = ()
     index_embedder: str = "minilm"
+    index_warm: bool = True
     recall_k: int = 5
     recall_budget: int = 600
     recall_min_score: float = 0.25
     recall_task_widen: float = 0.7
-    recall_weight_keyword: float = 0.3
+    recall_weight_keyword: float = 0.25
     recall_weight_vector: float = 0.6
     recall_weight_anchor: float = 0.4
     recall_method: str = "rrf"
