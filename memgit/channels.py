@@ -1,0 +1,185 @@
+"""The index's three channel queries (keyword, anchor, vector KNN) and precise matches.
+
+Each function reads one SQLite connection of the index and returns `(memory_id, strength)`
+pairs best first, with `strength` absolute in [0, 1] (the channel contract in
+docs/architecture.md): FTS5 bm25 scaled by `fts.keyword_scale`, the idf-weighted share of
+the query's anchors a memory carries, and cosine similarity. `where`/`args` is the SQL
+filter (status, task, kinds) on the alias `m` of the `memories` table (`filter_sql`).
+Callers run them inside one read transaction so that all see the same snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+from memgit import fts
+from memgit import sqlite as sq
+from memgit.anchors import query_anchors
+
+Candidates = list[tuple[str, float]]
+
+#: Anchors of a query that are looked up; a pasted stack trace has hundreds.
+MAX_QUERY_ANCHORS = 32
+
+
+def filter_sql(include_archived: bool, task_id: str | None,
+               kinds: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """The WHERE clause (on `memories m`) and its arguments for a search's filters."""
+    where: list[str] = []
+    args: list[Any] = []
+    if not include_archived:
+        where.append("m.status = 'active'")
+    if task_id is not None:
+        where.append("(m.task_id = ? OR m.task_id IS NULL)")
+        args.append(task_id)
+    if kinds:
+        where.append(f"m.kind IN ({','.join('?' * len(kinds))})")
+        args.extend(kinds)
+    return (" AND ".join(where) or "1"), args
+
+
+def prepare(conn: Any) -> None:
+    """Create the connection's scratch FTS5 table that tokenizes query terms (once)."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.qtok USING fts5(t, tokenize='{sq.FTS_TOKENIZER}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.qtok_i USING fts5vocab(temp, qtok, 'instance')")
+
+
+def n_docs(conn: Any) -> int:
+    return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+
+def exact(conn: Any, query: str, where: str, args: list[Any]) -> tuple[str, ...]:
+    """Memories whose id is the query, or whose title is the query ignoring case."""
+    query = query.strip()
+    if not query or len(query) > 1000:
+        return ()
+    rows = conn.execute(
+        f"SELECT m.id FROM memories m WHERE (m.id = ? OR m.title_key = ?) AND {where} "
+        "ORDER BY m.id = ? DESC, m.id", (query, query.casefold(), *args, query)).fetchall()
+    return tuple(r[0] for r in rows)
+
+
+def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Candidates:
+    """FTS5 bm25 over the escaped query terms; see `fts.keyword_scale` for the strength."""
+    terms = fts.query_terms(query)
+    if not terms:
+        return []
+    hits = term_hits(conn, terms)
+    n_rows = n_docs(conn)
+    kept = fts.match_terms(n_rows, terms, hits)
+    ceiling, coverage = fts.keyword_scale(n_rows, terms, hits, kept)
+    if not kept or ceiling <= 0 or coverage <= 0:
+        return []
+    expression = " OR ".join(f'"{terms[i]}"*' if _cjk_char(terms[i]) else f'"{terms[i]}"' for i in kept)
+    weights = ", ".join(str(w) for w in sq.FTS_WEIGHTS)
+    # FTS5 alone first: joining every matching row to `memories` doubled the time at 100k.
+    fetch = limit * 4 + 20
+    rows = conn.execute(
+        f"SELECT rowid, bm25(memories_fts, {weights}) AS score FROM memories_fts "
+        "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
+    if where != "1" and rows:
+        marks = ",".join("?" * len(rows))
+        ids = dict(conn.execute(
+            f"SELECT m.doc, m.id FROM memories m WHERE m.doc IN ({marks}) AND {where}",
+            (*(r[0] for r in rows), *args)).fetchall())
+        if len(ids) < limit and len(rows) == fetch:  # a narrow filter: ask again with it
+            rows = conn.execute(
+                f"SELECT m.doc, bm25(memories_fts, {weights}) AS score FROM memories_fts "
+                f"JOIN memories m ON m.doc = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+                (expression, *args, limit)).fetchall()
+            ids = doc_ids(conn, (r[0] for r in rows))
+    else:
+        ids = doc_ids(conn, (r[0] for r in rows))
+    found = [(ids[doc], min(1.0, max(0.0, -score / ceiling)) * coverage) for doc, score in rows if doc in ids]
+    return found[:limit]
+
+
+def term_hits(conn: Any, terms: list[str]) -> list[int]:
+    """How many rows hold each term, as FTS5 tokenizes it (porter stems: ask FTS5 itself).
+
+    The terms go through a scratch FTS5 table with the same tokenizer (`prepare`), and
+    each resulting token's row count comes from the fts5vocab table: a B-tree lookup each.
+    """
+    conn.execute("DELETE FROM temp.qtok")
+    conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(terms, 1))
+    tokens: dict[int, list[str]] = {}
+    for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
+        tokens.setdefault(row, []).append(token)
+    hits: list[int] = []
+    for index, term in enumerate(terms, 1):
+        if _cjk_char(term):  # one CJK character: a prefix query over the bigrams
+            hits.append(conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
+                                     (f'"{term}"*',)).fetchone()[0])
+            continue
+        counts = []
+        for token in tokens.get(index, ()):
+            found = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (token,)).fetchone()
+            counts.append(found[0] if found else 0)
+        hits.append(min(counts) if counts else 0)  # a phrase is in no more rows than its rarest token
+    return hits
+
+
+def anchor(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Candidates | None:
+    """Exact anchor keys: Σ idf of the query's anchors a memory has / Σ idf of all of them.
+
+    None when the query names no path, symbol or identifier: the channel has no say then.
+    The idf is ln(1 + (N - df + 0.5) / (df + 0.5)), positive however common the anchor.
+    """
+    keys = query_anchors(query[:20_000])[:MAX_QUERY_ANCHORS]
+    if not keys:
+        return None
+    n = n_docs(conn)
+    weights: dict[str, float] = {}
+    for key in keys:
+        df = conn.execute("SELECT count(*) FROM anchors WHERE anchor_key = ?", (key,)).fetchone()[0]
+        weights[key] = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    total = sum(weights.values())
+    marks = ",".join("?" * len(keys))
+    scores: dict[str, float] = {}
+    for mid, key in conn.execute(
+            f"SELECT m.id, a.anchor_key FROM anchors a JOIN memories m ON m.doc = a.doc "
+            f"WHERE a.anchor_key IN ({marks}) AND {where}", (*keys, *args)):
+        scores[mid] = scores.get(mid, 0.0) + weights[key]
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [(mid, min(1.0, s / total)) for mid, s in ranked]
+
+
+def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[Any],
+           task_id: str | None) -> Candidates:
+    """sqlite-vec KNN by cosine distance; strength = 1 - distance, clipped to [0, 1].
+
+    KNN cannot filter, so it takes 3 * limit + 10 and filters after; a task's own memories
+    are few and may miss the global top k, so they are also scored one by one.
+    """
+    k = min(4096, limit * 3 + 10)
+    found: dict[int, float] = {}
+    for doc, distance in conn.execute(
+            "SELECT rowid, distance FROM memories_vec WHERE embedding MATCH ? AND k = ?", (query_vector, k)):
+        found[doc] = distance
+    if task_id is not None:
+        for doc, distance in conn.execute(
+                "SELECT v.rowid, vec_distance_cosine(v.embedding, ?) FROM memories_vec v "
+                "WHERE v.rowid IN (SELECT doc FROM memories WHERE task_id = ?)", (query_vector, task_id)):
+            found[doc] = distance
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    ids = dict(conn.execute(
+        f"SELECT m.doc, m.id FROM memories m WHERE m.doc IN ({marks}) AND {where}", (*found, *args)))
+    ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
+                    key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
+
+
+def doc_ids(conn: Any, docs: Iterable[int]) -> dict[int, str]:
+    docs = list(docs)
+    if not docs:
+        return {}
+    marks = ",".join("?" * len(docs))
+    return dict(conn.execute(f"SELECT doc, id FROM memories WHERE doc IN ({marks})", docs).fetchall())
+
+
+def _cjk_char(term: str) -> bool:
+    return len(term) == 1 and fts.segment(term) != term

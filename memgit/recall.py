@@ -1,0 +1,271 @@
+"""Recall: from a query to the few memories worth showing an agent.
+
+`recall()` asks the index for candidates from each channel, fuses them with
+`ranking.fuse`, puts a memory the query names exactly (by id or title) first, keeps to the
+task, drops what scores under the relevance floor and fits the rest into a token budget.
+`format_markdown()` renders hits for injection into an agent's context, and
+`record_recall()` notes which memories each recall returned (local state, never committed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from memgit.anchors import extract_anchors
+from memgit.config import Config
+from memgit.errors import MemgitError
+from memgit.index import Index
+from memgit.memory import Memory, count_tokens
+from memgit.ranking import Channels, Ranked, Weights, apply_floor, fuse
+
+Warn = Callable[[str], None]
+
+#: Candidates asked of each channel: enough that task and kind filters and the fusion
+#: have room, few enough that a channel query stays in the low milliseconds.
+POOL = 50
+#: Characters of a query that are searched; the embedder reads 128 tokens, FTS5 the first
+#: 64 distinct words, so a pasted log beyond this only costs time.
+MAX_QUERY_CHARS = 20_000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory, best first. `channels` holds each channel's strength (and
+    "exact": 1.0 for a precise id or title match); `path` is relative to the repository root."""
+
+    id: str
+    title: str
+    score: float
+    channels: Mapping[str, float]
+    path: str
+    memory: Memory = field(compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
+        memory = self.memory.to_dict()
+        memory["path"] = self.path
+        return {
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "channels": {name: round(value, 4) for name, value in self.channels.items()},
+            "path": self.path,
+            "memory": memory,
+        }
+
+
+def clean_query(query: str) -> str:
+    """The query as searched: control characters blanked, at most MAX_QUERY_CHARS.
+
+    Raises MemgitError for an empty or whitespace-only query.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise MemgitError('empty query: say what to recall, e.g. memgit recall "why does parse_config return a tuple?"')
+    text = _CONTROL.sub(" ", query[:MAX_QUERY_CHARS])
+    text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)  # lone surrogates
+    if not text.strip():
+        raise MemgitError("empty query: it holds only control characters; say what to recall")
+    return text.strip()
+
+
+def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
+           kinds: Sequence[str] | None = None, min_score: float | None = None,
+           budget_tokens: int | None = None, include_archived: bool = False,
+           config: Config, path_prefix: str = "", sync: bool = True) -> list[Hit]:
+    """The memories that answer `query`, best first; see the module docstring.
+
+    - `task_id`: that task's memories and memories with no task; only if none of them
+      scores above the floor, all memories, other tasks' scores times
+      `config.recall_task_widen`.
+    - `min_score`: the relevance floor (default `config.recall_min_score`; 0 turns it off).
+    - `budget_tokens`: keep hits, best first, while their rendered text (`render_hit`)
+      fits in this many tokens; None means no budget.
+    - `path_prefix` is put before each memory's path in the folder (e.g. ".memory/").
+    - `sync`: bring the index in step with the files first (cheap; see `Index.sync`).
+    """
+    text = clean_query(query)
+    if k <= 0:
+        return []
+    floor = config.recall_min_score if min_score is None else float(min_score)
+    weights = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
+                      anchor=config.recall_weight_anchor, method=config.recall_method)
+    if sync:
+        index.sync(embed="auto")
+    kinds = tuple(kinds) if kinds else None
+    pool = max(POOL, 3 * k)
+
+    found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
+    exact = list(found.exact)
+    ranked = apply_floor(fuse(found.channels, weights), floor) if floor > 0 else fuse(found.channels, weights)
+    memories: dict[str, Memory] = {}
+    if task_id is not None and not ranked and not exact:
+        found = index.search(text, limit=pool, include_archived=include_archived, kinds=kinds)
+        exact = list(found.exact)
+        memories = index.memories(_candidate_ids(found.channels))
+        boosts = {mid: config.recall_task_widen for mid, m in memories.items()
+                  if m.task_id is not None and m.task_id != task_id}
+        ranked = fuse(found.channels, weights, boosts)
+        if floor > 0:
+            ranked = apply_floor(ranked, floor)
+
+    ordered: list[Ranked] = [Ranked(mid, 1.0, {"exact": 1.0}) for mid in exact]
+    by_id = {r.id: r for r in ranked}
+    for position, mid in enumerate(exact):
+        if mid in by_id:  # keep the channel strengths for --explain
+            ordered[position] = Ranked(mid, 1.0, {**by_id[mid].channels, "exact": 1.0})
+    ordered += [r for r in ranked if r.id not in set(exact)]
+    ordered = ordered[:k]
+
+    missing = [r.id for r in ordered if r.id not in memories]
+    memories.update(index.memories(missing))
+    hits = [
+        Hit(id=r.id, title=memories[r.id].title, score=r.score, channels=dict(r.channels),
+            path=path_prefix + memories[r.id].path, memory=memories[r.id])
+        for r in ordered if r.id in memories
+    ]
+    if budget_tokens is not None:
+        hits = _within_budget(hits, budget_tokens)
+    return hits
+
+
+def _candidate_ids(channels: Channels) -> list[str]:
+    ids: list[str] = []
+    for candidates in (channels.keyword, channels.vector, channels.anchor):
+        ids.extend(mid for mid, _ in candidates or ())
+    return list(dict.fromkeys(ids))
+
+
+def _within_budget(hits: list[Hit], budget: int) -> list[Hit]:
+    kept: list[Hit] = []
+    used = 0
+    for hit in hits:
+        cost = count_tokens(render_hit(hit))
+        if used + cost > budget:
+            break
+        kept.append(hit)
+        used += cost
+    return kept
+
+
+# -- injection format ---------------------------------------------------------------------
+
+
+def _anchors_of(memory: Memory, limit: int = 8) -> list[str]:
+    """The anchors worth keeping when a body is cut: front-matter ones first, then paths
+    and `path::symbol`, then dotted or snake_case names, then the rest, each in text order."""
+    declared = [a for a in (memory.entity, *memory.files, *memory.symbols) if a]
+
+    def rank(anchor: str) -> int:
+        if "/" in anchor or "::" in anchor:
+            return 1
+        return 2 if ("." in anchor or "_" in anchor) else 3
+
+    found = sorted(extract_anchors(memory.body), key=rank)  # stable: text order within a rank
+    out: dict[str, str] = {}
+    for anchor in (*declared, *found):
+        out.setdefault(anchor.lower(), anchor)
+    return list(out.values())[:limit]
+
+
+def render_hit(hit: Hit, per_memory: int | None = None) -> str:
+    """One hit as Markdown: a heading with title, id and kind, its anchors, then the body.
+
+    With `per_memory`, the body is cut (at a word) so that the whole fits in about that
+    many tokens; the heading and the anchors are always kept.
+    """
+    m = hit.memory
+    head = f"### {m.title}\n`{m.id}` · {m.kind} · {hit.path}"
+    anchors = _anchors_of(m)
+    if anchors:
+        head += "\nAnchors: " + ", ".join(f"`{a}`" for a in anchors)
+    body = m.body.strip()
+    if not body:
+        return head
+    if per_memory is not None:
+        room = per_memory - count_tokens(head) - 1
+        body = _cut(body, room)
+        if not body:
+            return head
+    return f"{head}\n{body}"
+
+
+def _cut(text: str, tokens: int) -> str:
+    """`text` cut at a word boundary to at most `tokens` tokens (with an ellipsis if cut)."""
+    if tokens <= 0:
+        return ""
+    if count_tokens(text) <= tokens:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # the longest prefix that fits, leaving one token for the ellipsis
+        mid = (low + high + 1) // 2
+        if count_tokens(text[:mid]) <= tokens - 1:
+            low = mid
+        else:
+            high = mid - 1
+    cut = text[:low]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space > len(cut) * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + " …" if cut.strip() else ""
+
+
+def format_markdown(hits: Sequence[Hit], budget: int = 600, per_memory: int = 200,
+                    k: int | None = None) -> str:
+    """Hits rendered for injection into an agent: at most `k`, each within ~`per_memory`
+    tokens (title and anchors kept, body cut), the whole within `budget` tokens.
+    An empty string when there is nothing to inject."""
+    header = "## Memories recalled by memgit"
+    used = count_tokens(header)
+    parts = [header]
+    for hit in list(hits)[: k if k is not None else len(hits)]:
+        room = min(per_memory, budget - used - 1)
+        if room <= 0:
+            break
+        text = render_hit(hit, room)
+        cost = count_tokens(text)
+        if cost > room:  # not even the title and anchors fit
+            break
+        parts.append(text)
+        used += cost + 1
+    return "\n\n".join(parts) + "\n" if len(parts) > 1 else ""
+
+
+# -- usage log ----------------------------------------------------------------------------
+
+
+def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | None = None) -> None:
+    """Append one line to `path` (`<git-dir>/memgit/recalls.jsonl`): when, what, what came back.
+
+    The query is kept as its sha1 and its first 200 characters. Never raises: a recall must
+    not fail because its log cannot be written (a warning goes to `warn` instead).
+    """
+    line = json.dumps({
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "query_sha1": hashlib.sha1(query.encode("utf-8", "replace")).hexdigest(),
+        "query": query[:200],
+        "ids": list(ids),
+    }, ensure_ascii=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # One write() of a line under PIPE_BUF-ish size with O_APPEND: concurrent recalls
+        # do not interleave within a line.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        (warn if warn is not None else _stderr)(f"could not record this recall in {path} ({exc.strerror or exc})")
+
+
+def _stderr(message: str) -> None:
+    print(f"memgit: {message}", file=sys.stderr)

@@ -1,0 +1,225 @@
+"""The index's vectors: the embedder's lifecycle, the vec0 table, and embedding what is pending.
+
+Vectors are optional: they need sqlite-vec (loaded by path into the index's connection)
+and an embedder other than "none". Whatever is missing, `reason()` says why the vector
+channel is off, once on stderr, and recall works on keywords and anchors.
+
+A memory's vector is keyed by the index's integer `doc` and stamped with the sha1 of the
+text it was computed from (`memories.vec_sha`; NULL = pending). A change that leaves the
+title and body alone (status, tags, a rename) keeps the vector. The embedder's id and
+dimension are recorded in `meta`; a different id drops every vector and re-embeds.
+
+Embedding is the slow part (~35 ms of CPU per memory with MiniLM), so recall never waits
+for many: "auto" embeds at most `AUTO_EMBED_MAX` pending memories during a call and
+otherwise says once to run `memgit reindex`; "all" embeds in batches sorted by length,
+committing each, so an interrupted run continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any, Callable
+
+from memgit import sqlite as sq
+from memgit.errors import MemgitError
+
+if TYPE_CHECKING:
+    from memgit.index import Index, SyncReport
+
+Progress = Callable[[int, int], None]
+
+#: "auto" embeds at most this many pending memories during a call (~35 ms each).
+AUTO_EMBED_MAX = 16
+#: Memories embedded per transaction by "all": an interrupted run loses at most one batch.
+EMBED_BATCH = 32
+#: Characters of a memory (and of a query) given to the embedder; it reads 128 tokens.
+EMBED_CHARS = 2000
+OFF = 'embeddings are turned off (embedder = "none")'
+
+
+def embed_text(title: str, body: str) -> str:
+    """What is embedded for a memory."""
+    return f"{title}\n{body}"[:EMBED_CHARS]
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
+
+
+class Vectors:
+    """The vector side of one `Index` (it shares the index's connection and transactions)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.name = index.embedder_name
+        self.extension: str | None = "not loaded"  # why sqlite-vec is unusable; None = loaded
+        self._setup: str | None = OFF  # why vectors are off before any model is loaded
+        self._embedder: Any = None
+        self._failed: str | None = None  # why the embedder could not load
+
+    @property
+    def conn(self) -> sq.Connection:
+        return self.index.conn
+
+    def attach(self, conn: sq.Connection) -> None:
+        """Load sqlite-vec into a new connection of the index (even with embedder "none":
+        a changed memory must still lose its old vector)."""
+        index = self.index
+        self.extension = "the index is in memory" if index.in_memory else sq.load_vec(conn)
+        if self.name.lower() == "none":
+            self._setup = OFF
+        elif index.in_memory:
+            self._setup = "the index is in memory" + (f": {index.memory_reason}" if index.memory_reason else "")
+        elif self.extension:
+            index._warn_once("vec", f"vectors are off: {self.extension}; recalling from keywords and anchors")
+            self._setup = self.extension
+        else:
+            self._setup = None
+
+    @property
+    def on(self) -> bool:
+        return self._setup is None and self._failed is None
+
+    def reason(self) -> str | None:
+        """Why the vector channel is off, or None when it is on."""
+        return self._setup or self._failed
+
+    def has_table(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone() is not None
+
+    def pending(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM memories WHERE vec_sha IS NULL").fetchone()[0])
+
+    # -- the embedder ------------------------------------------------------------------------
+
+    def embedder(self) -> Any:
+        """The embedder, loaded on first use; None (and vectors off) if it cannot load."""
+        if self._embedder is not None or self._failed is not None:
+            return self._embedder
+        from memgit.embedders import load_embedder
+
+        try:
+            embedder = load_embedder(self.name)
+        except MemgitError as exc:
+            self._failed = str(exc)
+            self.index._warn_once(f"embedder:{exc}", f"vectors are off: {exc}")
+            return None
+        if embedder is None:
+            self._failed = OFF
+            return None
+        self._embedder = embedder
+        self._check(embedder)
+        return embedder
+
+    def _check(self, embedder: Any) -> None:
+        """A new embedder id (or dimension) makes every stored vector meaningless: drop them."""
+        index = self.index
+        current = (str(embedder.id), str(int(embedder.dim)))
+        if (index._meta("embedder_id"), index._meta("vec_dim")) == current and not self._changed():
+            return
+        index._begin()
+        try:
+            stored = (index._meta("embedder_id"), index._meta("vec_dim"))
+            if stored != current or self._changed():
+                if stored[0] is not None and stored != current:
+                    index.warn(f"the embedder changed ({stored[0]} -> {current[0]}); re-embedding memories")
+                if stored != current or index._meta("vec_stale") is not None or not self.has_table():
+                    self.conn.execute("DROP TABLE IF EXISTS memories_vec")
+                    self.conn.execute("UPDATE memories SET vec_sha = NULL")
+                    self.conn.execute(f"CREATE VIRTUAL TABLE memories_vec USING vec0(embedding float[{current[1]}] "
+                                      "distance_metric=cosine)")
+                index._set_meta("embedder_id", current[0])
+                index._set_meta("vec_dim", current[1])
+                index._set_meta("embedder_name", self.name)
+                index._set_meta("vec_stale", None)
+            index._commit()
+        except BaseException:
+            index._rollback()
+            raise
+
+    def _changed(self) -> bool:
+        """The configured embedder is not (known to be) the one the vectors came from."""
+        return self.index._meta("embedder_name") != self.name or self.index._meta("vec_stale") is not None
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def delete(self, doc: int) -> None:
+        """Forget one memory's vector (inside the caller's transaction)."""
+        if self.has_table():
+            if self.extension is None:
+                self.conn.execute("DELETE FROM memories_vec WHERE rowid = ?", (doc,))
+            else:  # vec0 cannot be touched without its extension: re-embed all when it is back
+                self.index._set_meta("vec_stale", "1")
+                self.conn.execute("UPDATE memories SET vec_sha = NULL")
+        self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
+
+    def embed_pending(self, report: SyncReport, mode: str, progress: Progress | None) -> None:
+        """Embed memories without a vector: "auto" (a few, else a warning) or "all"."""
+        if self._changed() and (mode == "all" or self.pending() <= AUTO_EMBED_MAX):
+            if self.embedder() is None:
+                return
+        pending = self.pending()
+        report.pending_vectors = pending
+        if pending == 0:
+            return
+        if mode == "auto" and (pending > AUTO_EMBED_MAX or self._changed()):
+            self.index._warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
+                                             "(recall uses keywords, anchors and the vectors it has)")
+            return
+        embedder = self.embedder()
+        if embedder is None:
+            return
+        order = [r[0] for r in self.conn.execute(
+            "SELECT doc FROM memories WHERE vec_sha IS NULL ORDER BY length(title) + length(body), doc")]
+        total = len(order)
+        done = 0
+        if progress:
+            progress(0, total)
+        for start in range(0, total, EMBED_BATCH):
+            docs = order[start : start + EMBED_BATCH]
+            marks = ",".join("?" * len(docs))
+            rows = self.conn.execute(
+                f"SELECT doc, title, body, sha FROM memories WHERE doc IN ({marks}) AND vec_sha IS NULL",
+                docs).fetchall()
+            if rows:
+                texts = [embed_text(r[1], r[2]) for r in rows]
+                report.embedded += self._store(rows, texts, embedder.embed(texts))
+            done += len(docs)
+            if progress:
+                progress(done, total)
+        report.pending_vectors = self.pending()
+
+    def _store(self, rows: list[Any], texts: list[str], vectors: Any) -> int:
+        """Write one batch in one transaction; returns how many were stored."""
+        index = self.index
+        stored = 0
+        index._begin()
+        try:
+            for (doc, _title, _body, sha), text, vector in zip(rows, texts, vectors):
+                now = self.conn.execute("SELECT sha, vec_sha FROM memories WHERE doc = ?", (doc,)).fetchone()
+                if now is None or now[0] != sha or now[1] is not None:
+                    continue  # changed or embedded by another process meanwhile
+                self.conn.execute("DELETE FROM memories_vec WHERE rowid = ?", (doc,))
+                self.conn.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)",
+                                  (doc, vector.astype("float32").tobytes()))
+                self.conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
+                stored += 1
+            index._commit()
+        except BaseException:
+            index._rollback()
+            raise
+        return stored
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def query_vector(self, query: str) -> bytes | None:
+        """The query's embedding as vec0 wants it, or None when the channel cannot run."""
+        if not self.on:
+            return None
+        if self.conn.execute("SELECT 1 FROM memories WHERE vec_sha IS NOT NULL LIMIT 1").fetchone() is None:
+            return None  # no vectors yet (all pending): the channel cannot say anything
+        embedder = self.embedder()
+        if embedder is None or not self.has_table():
+            return None
+        vector: bytes = embedder.embed_query(query[:EMBED_CHARS]).astype("float32").tobytes()
+        return vector
