@@ -347,5 +347,86 @@ def export(ctx: click.Context, active_only: bool) -> None:
         click.echo(json.dumps(record, ensure_ascii=False))
 
 
+@cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 100), help="How many memories at most (default 5; 3 for markdown).")
+@click.option("--task", "task_id", help="Prefer this task's memories; other tasks only if it has nothing relevant.")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Relevance floor (0 turns it off).")
+@click.option("--budget", type=click.IntRange(1), help="Token budget for what is printed (default 600 for markdown).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--all", "include_archived", is_flag=True, help="Include archived memories.")
+@click.option("--explain", is_flag=True, help="Show the score of every channel (keyword, vector, anchor).")
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
+           min_score: float | None, budget: int | None, fmt: str, include_archived: bool, explain: bool,
+           as_json: bool) -> None:
+    """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
+    if query == "-":
+        query = sys.stdin.read()
+    if not query.strip():
+        raise click.UsageError("the query is empty: say what to recall, e.g. memgit recall 'how are configs parsed?'")
+    fmt = "json" if as_json else fmt
+    if fmt == "markdown":
+        k = k or 3
+        budget = budget or 600
+    mem = _open(ctx)
+    hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
+                      budget_tokens=None if fmt == "markdown" else budget, include_archived=include_archived)
+    if fmt == "json":
+        _json([hit.to_dict() for hit in hits])
+    elif fmt == "markdown":
+        from memgit.recall import format_markdown
+
+        text = format_markdown(hits, budget=budget or 600)
+        if text:
+            click.echo(text)
+    else:
+        for hit in hits:
+            click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
+            click.echo(f"      {hit.path}")
+            if explain:
+                channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
+                click.echo(f"      {channels or 'precise match'}")
+    if not hits:
+        click.echo("nothing relevant found", err=True)
+
+
+@cli.command()
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Rebuild the index from the memory files, embedding every memory (resumable)."""
+    mem = _open(ctx)
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = click.progressbar(length=total, label="embedding", file=sys.stderr)
+            bar.__enter__()
+        bar.update(done - bar.pos)
+
+    try:
+        report = mem.reindex(progress=progress)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    click.echo(f"indexed {report.added + report.changed} memories, embedded {report.embedded}", err=True)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Where the index is, what it holds, and which recall channels are on."""
+    info = _open(ctx).status()
+    if as_json:
+        _json(info)
+        return
+    for key, value in info.items():
+        click.echo(f"{key + ':':<18} {value}")
+
+
 def main() -> None:
     cli(prog_name="memgit")
