@@ -62,11 +62,14 @@ class Change:
 
 
 def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[str] | None = None,
-         warn: Warn | None = None) -> "Memgit":
+         warn: Warn | None = None, warm: bool = False) -> "Memgit":
     """Open the memory store of the repository containing `path`.
 
     `memory_dir` uses another folder as the memory folder: reads work on any folder, inside a
-    git repository or not; writes need the folder to be inside a git repository.
+    git repository or not; writes need the folder to be inside a git repository. `warm` lets
+    recall use (and start) a background process that keeps the embedding model loaded between
+    short-lived calls, as the CLI does (`[index] warm = false` turns it off); a long-lived
+    process does not need it.
     """
     start = Path(path).resolve()
     if not start.exists():
@@ -78,14 +81,15 @@ def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[st
     else:
         repo = gitrepo.require(start)
         folder = repo.root / MEMORY_DIR
-    return Memgit(folder, repo, warn or _stderr)
+    return Memgit(folder, repo, warn or _stderr, warm=warm)
 
 
 class Memgit:
     """A memory store: a folder of memory files, usually `.memory/` in a git repository."""
 
-    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, warn: Warn) -> None:
+    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, warn: Warn, *, warm: bool = False) -> None:
         self.memory_dir = memory_dir
+        self.warm = warm
         self.repo = repo
         self.warn = warn
         self._config: config_mod.Config | None = None
@@ -452,7 +456,13 @@ class Memgit:
             self._require_store()
             from memgit.index import Index
 
-            self._index = Index(self.index_path(), self.store, self.config.index_embedder, warn=self.warn)
+            self._index = Index(
+                self.index_path(),
+                self.store,
+                self.config.index_embedder,
+                warn=self.warn,
+                warm=self.warm and self.config.index_warm,
+            )
         return self._index
 
     def recall(

@@ -41,7 +41,7 @@ def _open(ctx: click.Context) -> "Memgit":
     from memgit.api import open as open_store
 
     obj = ctx.find_root().obj or {}
-    return open_store(obj.get("path", "."), memory_dir=obj.get("memory_dir"), warn=_warn)
+    return open_store(obj.get("path", "."), memory_dir=obj.get("memory_dir"), warn=_warn, warm=True)
 
 
 def _json(data: Any) -> None:

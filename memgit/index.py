@@ -83,8 +83,9 @@ class Index:
     """The index of one memory folder. See the module docstring for how it keeps in step."""
 
     def __init__(self, db_path: Path | None, store: Store, embedder_name: str = "minilm",
-                 warn: Warn = _stderr) -> None:
+                 warn: Warn = _stderr, *, warm: bool = False) -> None:
         self.store = store
+        self.warm = warm  # use (and start) the warm embedder process: see memgit.warm
         self.root = Path(store.root)
         self.db_path = db_path
         self.embedder_name = embedder_name.strip() or "none"

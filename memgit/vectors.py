@@ -218,8 +218,21 @@ class Vectors:
             return None
         if self.conn.execute("SELECT 1 FROM memories WHERE vec_sha IS NOT NULL LIMIT 1").fetchone() is None:
             return None  # no vectors yet (all pending): the channel cannot say anything
-        embedder = self.embedder()
-        if embedder is None or not self.has_table():
+        if not self.has_table():
             return None
-        vector: bytes = embedder.embed_query(query[:EMBED_CHARS]).astype("float32").tobytes()
+        text = query[:EMBED_CHARS]
+        warm = self.index.warm and self._embedder is None and not self._changed()
+        if warm:
+            from memgit import warm as warm_mod
+
+            stored_id = self.index._meta("embedder_id")
+            blob = warm_mod.query_vector(self.name, text, stored_id) if stored_id else None
+            if blob is not None:
+                return blob
+        embedder = self.embedder()
+        if embedder is None:
+            return None
+        if warm:
+            warm_mod.spawn(self.name)  # this call paid the cold start; the next ones need not
+        vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
         return vector

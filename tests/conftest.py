@@ -35,6 +35,10 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name)
     # Most tests don't need vectors; the end-to-end tests turn the real embedder on.
     monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "none")
+    # No background model servers from tests, except the one test of them.
+    monkeypatch.setenv("MEMGIT_INDEX_WARM", "0")
+    (home / "run").mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
     yield
 

@@ -1,0 +1,160 @@
+"""A warm embedder: one small background process that keeps the model loaded between calls.
+
+An agent pays a cold start on every hook call, and loading the model is most of it (about
+0.4 s). After a call has loaded the model itself, it starts this server (detached, one per user
+and model); later calls send their query over a Unix socket and get its vector back in a few
+milliseconds. The server is an optimisation only:
+
+- a call uses it when it is there and answers, and silently does without when it is not
+  (connect and reply have short timeouts; any failure means "load the model here");
+- it exits by itself after `IDLE_SECONDS` without a request;
+- its socket lives in a private folder (`0700`, owned by the user) under the runtime or temp
+  directory; a stale socket is replaced;
+- `MEMGIT_INDEX_WARM=0` (or `[index] warm = false`) turns it off.
+
+Wire format: request = 4-byte big-endian length + UTF-8 text; reply = 4-byte length + the
+embedder's id (UTF-8), then 4-byte length + the vector as little-endian float32 (length 0 =
+the server could not embed it). The caller checks the id against the one its index's vectors
+came from, so a server running an older model is never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+IDLE_SECONDS = 900.0
+CONNECT_TIMEOUT = 0.05
+REPLY_TIMEOUT = 2.0
+MAX_TEXT_BYTES = 64_000
+
+
+def socket_path(embedder_name: str) -> Path:
+    """The socket for one embedder, in a folder only this user can enter."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = runtime if runtime and os.path.isdir(runtime) else tempfile.gettempdir()
+    folder = Path(base) / f"memgit-{os.getuid()}"
+    digest = hashlib.sha1(embedder_name.encode()).hexdigest()[:12]
+    return folder / f"embed-{digest}.sock"
+
+
+def _private_folder(folder: Path) -> bool:
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        st = folder.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and (st.st_mode & 0o077) == 0
+
+
+def _recv_exact(conn: socket.socket, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = conn.recv(size - len(chunks))
+        if not chunk:
+            raise ConnectionError("closed")
+        chunks.extend(chunk)
+    return bytes(chunks)
+
+
+def query_vector(embedder_name: str, text: str, embedder_id: str) -> bytes | None:
+    """The query's vector as float32 bytes from a running server of `embedder_id`, or None.
+
+    Never raises and never waits long: no server, a slow one, or another model all give None.
+    """
+    path = socket_path(embedder_name)
+    if not path.exists() or not _private_folder(path.parent):
+        return None
+    data = text.encode("utf-8", "replace")[:MAX_TEXT_BYTES]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(CONNECT_TIMEOUT)
+            conn.connect(str(path))
+            conn.settimeout(REPLY_TIMEOUT)
+            conn.sendall(struct.pack(">I", len(data)) + data)
+            (size,) = struct.unpack(">I", _recv_exact(conn, 4))
+            served_id = _recv_exact(conn, min(size, 1024)).decode("utf-8", "replace")
+            (size,) = struct.unpack(">I", _recv_exact(conn, 4))
+            if served_id != embedder_id or size == 0 or size % 4 or size > 65536:
+                return None
+            return _recv_exact(conn, size)
+    except (OSError, ConnectionError, struct.error):
+        return None
+
+
+def spawn(embedder_name: str) -> None:
+    """Start a server for this embedder in the background, detached; never fails the caller."""
+    if not _private_folder(socket_path(embedder_name).parent):
+        return
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "memgit.warm", embedder_name],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        pass
+
+
+def serve(embedder_name: str, idle_seconds: float = IDLE_SECONDS) -> None:
+    """Run the server until it has been idle for `idle_seconds`."""
+    import fcntl
+
+    path = socket_path(embedder_name)
+    if not _private_folder(path.parent):
+        return
+    lock = open(path.with_suffix(".lock"), "a+")  # noqa: SIM115 - held for the process's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server for this model is starting or running
+    from memgit.embedders import load_embedder
+
+    embedder = load_embedder(embedder_name)
+    if embedder is None:
+        return
+    path.unlink(missing_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    os.chmod(path, 0o600)
+    server.listen(16)
+    server.settimeout(5.0)
+    served_id = str(embedder.id).encode()
+    last = time.monotonic()
+    try:
+        while time.monotonic() - last < idle_seconds:
+            try:
+                conn, _ = server.accept()
+            except socket.timeout:
+                continue
+            last = time.monotonic()
+            with conn:
+                conn.settimeout(REPLY_TIMEOUT)
+                try:
+                    (size,) = struct.unpack(">I", _recv_exact(conn, 4))
+                    text = _recv_exact(conn, min(size, MAX_TEXT_BYTES)).decode("utf-8", "replace")
+                    vector = embedder.embed_query(text).astype("<f4").tobytes()
+                    conn.sendall(struct.pack(">I", len(served_id)) + served_id + struct.pack(">I", len(vector)) + vector)
+                except Exception:  # a bad request must not take the server down
+                    try:
+                        conn.sendall(struct.pack(">I", len(served_id)) + served_id + struct.pack(">I", 0))
+                    except OSError:
+                        pass
+    finally:
+        server.close()
+        path.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    idle = float(os.environ.get("MEMGIT_WARM_IDLE", IDLE_SECONDS))
+    serve(sys.argv[1] if len(sys.argv) > 1 else "minilm", idle)
