@@ -7,6 +7,7 @@ strings they were, nothing filled in with "now".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -14,11 +15,8 @@ import secrets
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any, Mapping
-
-import frontmatter
-import yaml
-from frontmatter.default_handlers import YAMLHandler
 
 from memgit.errors import MemgitError
 
@@ -114,50 +112,56 @@ class Problem:
 
 
 # -- YAML: safe, no aliases (they can build huge objects), timestamps stay strings --------
+# Built on first use: recall reads memories from the index and never needs YAML, so the
+# cold recall path does not pay for importing it.
 
 
-def _without_timestamps(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
-    return {
-        key: [(tag, rx) for tag, rx in entries if tag != "tag:yaml.org,2002:timestamp"]
-        for key, entries in resolvers.items()
-    }
+@functools.cache
+def _yaml() -> SimpleNamespace:
+    import frontmatter
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
+    def without_timestamps(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+        return {
+            key: [(tag, rx) for tag, rx in entries if tag != "tag:yaml.org,2002:timestamp"]
+            for key, entries in resolvers.items()
+        }
 
-class _Loader(yaml.SafeLoader):
-    yaml_implicit_resolvers = _without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
+    class Loader(yaml.SafeLoader):
+        yaml_implicit_resolvers = without_timestamps(yaml.SafeLoader.yaml_implicit_resolvers)
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not allowed in memory files", event.start_mark
-            )
-        return super().compose_node(parent, index)
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, "YAML aliases are not allowed in memory files", event.start_mark
+                )
+            return super().compose_node(parent, index)
 
+    class Dumper(yaml.SafeDumper):
+        yaml_implicit_resolvers = without_timestamps(yaml.SafeDumper.yaml_implicit_resolvers)
 
-class _Dumper(yaml.SafeDumper):
-    yaml_implicit_resolvers = _without_timestamps(yaml.SafeDumper.yaml_implicit_resolvers)
+    class Handler(YAMLHandler):
+        loaded: Any = None
 
+        def load(self, fm: str, **kwargs: object) -> Any:
+            # Kept so `check` can tell "no front-matter" from "front-matter that is not a
+            # mapping" (python-frontmatter silently drops the latter).
+            self.loaded = yaml.load(fm, Loader=Loader)  # noqa: S506 - Loader is a SafeLoader
+            return self.loaded
 
-class _Handler(YAMLHandler):
-    loaded: Any = None
+    def dump(data: Mapping[str, Any]) -> str:
+        return yaml.dump(
+            dict(data),
+            Dumper=Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=float("inf"),
+        )
 
-    def load(self, fm: str, **kwargs: object) -> Any:
-        # Kept so `check` can tell "no front-matter" from "front-matter that is not a mapping"
-        # (python-frontmatter silently drops the latter).
-        self.loaded = yaml.load(fm, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
-        return self.loaded
-
-
-def _yaml_dump(data: Mapping[str, Any]) -> str:
-    return yaml.dump(
-        dict(data),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=float("inf"),
-    )
+    return SimpleNamespace(parse=frontmatter.parse, Handler=Handler, dump=dump, Error=yaml.YAMLError)
 
 
 # -- parse -------------------------------------------------------------------------------
@@ -215,10 +219,11 @@ def check(data: bytes | str, rel_path: str) -> tuple[Memory | None, list[Problem
         if len(front.encode()) > MAX_FRONT_MATTER_BYTES:
             problem(1, "front-matter is over 64 KB; keep memory metadata small")
             return None, problems
-    handler = _Handler()
+    y = _yaml()
+    handler = y.Handler()
     try:
-        meta, body = frontmatter.parse(text, handler=handler)
-    except yaml.YAMLError as exc:
+        meta, body = y.parse(text, handler=handler)
+    except y.Error as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else 1
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -362,7 +367,7 @@ def dump(memory: Memory) -> str:
     if memory.expires:
         meta["expires"] = memory.expires
     meta.update(memory.extra)
-    text = "---\n" + _yaml_dump(meta) + "---\n"
+    text = "---\n" + _yaml().dump(meta) + "---\n"
     body = memory.body.strip()
     return text + ("\n" + body + "\n" if body else "")
 

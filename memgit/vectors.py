@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 
-#: "auto" embeds at most this many pending memories during a call (~35 ms each).
-AUTO_EMBED_MAX = 16
+#: "auto" embeds at most this many pending memories during a call (~35 ms each, so under
+#: 2 s once: a small store gets its vectors on its first recall).
+AUTO_EMBED_MAX = 48
 #: Memories embedded per transaction by "all": an interrupted run loses at most one batch.
 EMBED_BATCH = 32
 #: Characters of a memory (and of a query) given to the embedder; it reads 128 tokens.
