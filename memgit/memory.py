@@ -142,6 +142,14 @@ def _yaml() -> SimpleNamespace:
     class Dumper(yaml.SafeDumper):
         yaml_implicit_resolvers = without_timestamps(yaml.SafeDumper.yaml_implicit_resolvers)
 
+    def represent_str(dumper: Dumper, value: str) -> Any:
+        # Unicode line breaks would be folded away in a plain or single-quoted scalar; a
+        # double-quoted one escapes them, so the value reads back exactly.
+        style = '"' if any(c in value for c in "\x85\u2028\u2029\r") else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, represent_str)
+
     class Handler(YAMLHandler):
         loaded: Any = None
 
