@@ -514,7 +514,11 @@ class Memgit:
         """Index path, counts, embedder, which channels are on, staleness."""
         self._require_store()
         info: dict[str, Any] = {"memory_dir": str(self.memory_dir)}
+        report = self.index.sync(embed="none")  # the counts below describe the files as they are
         info.update(self.index.status())
+        info["changed_since_last_call"] = report.touched
+        if info.get("last_sync"):
+            info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info
 
 

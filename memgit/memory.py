@@ -223,6 +223,9 @@ def check(data: bytes | str, rel_path: str) -> tuple[Memory | None, list[Problem
     front = ""
     if text.startswith("---"):
         end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
+        if end is None and re.match(r"---[ \t]*\n", text):
+            problem(1, "the front-matter is never closed: add a '---' line after it")
+            return None, problems
         front = text[3 : 3 + end.start()] if end else ""
         if len(front.encode()) > MAX_FRONT_MATTER_BYTES:
             problem(1, "front-matter is over 64 KB; keep memory metadata small")

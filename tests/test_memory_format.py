@@ -78,6 +78,7 @@ def test_source_sets_default_confidence() -> None:
         ("---\na: &x [1, 2]\nb: *x\n---\n", 3, "aliases are not allowed"),
         ("---\n- just\n- a list\n---\n", 1, "must be a mapping"),
         ("---\ntitle: !!python/object:os.system x\n---\n", 2, "invalid YAML"),
+        ("---\ntitle: never closed\n", 1, "never closed"),
     ],
 )
 def test_problems_name_line_and_reason(text: str, line: int, reason: str) -> None:
