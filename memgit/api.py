@@ -265,9 +265,15 @@ class Memgit:
             and (source is None or m.source == source)
             and (status is None or m.status == status)
         ]
-        out.sort(key=lambda m: m.id)
-        out.sort(key=lambda m: m.updated or m.created or "", reverse=True)
+        # Timestamps have whole seconds; the file's mtime orders memories written in one second.
+        out.sort(key=lambda m: (m.updated or m.created or "", self._mtime(m), m.id), reverse=True)
         return out
+
+    def _mtime(self, memory: Memory) -> int:
+        try:
+            return os.stat(self.memory_dir / memory.path).st_mtime_ns
+        except OSError:
+            return 0
 
     def update(self, ref: str, *, commit: bool = True, allow_secret: bool = False, **changes: Any) -> Memory:
         """Change front-matter fields or the body of a memory, as one commit."""
