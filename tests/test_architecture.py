@@ -1,0 +1,70 @@
+"""The shape STYLE.md asks for: each third-party package in one module, imports one way."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from .conftest import ROOT
+
+PACKAGE = ROOT / "memgit"
+
+#: Which module may import each third-party package.
+OWNERS = {
+    "click": "cli",
+    "git": "gitrepo",
+    "frontmatter": "memory",
+    "yaml": "memory",
+    "sqlite_utils": "sqlite",
+    "pysqlite3": "sqlite",
+    "sqlite3": "sqlite",
+    "sqlite_vec": "sqlite",
+    "numpy": "embedders",
+    "onnxruntime": "embedders",
+    "tokenizers": "embedders",
+    "rank_bm25": "",
+}
+ADAPTERS = {"cli", "api", "__main__", "__init__"}
+
+
+def imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def modules() -> dict[str, set[str]]:
+    return {path.stem: imports(path) for path in sorted(PACKAGE.glob("*.py"))}
+
+
+def test_each_third_party_package_is_imported_in_one_module() -> None:
+    for module, names in modules().items():
+        for name in names:
+            top = name.split(".")[0]
+            if top in OWNERS:
+                assert OWNERS[top] == module, f"memgit/{module}.py imports {top}; only {OWNERS[top] or 'nobody'} may"
+
+
+def test_nouns_do_not_import_adapters() -> None:
+    for module, names in modules().items():
+        if module in ADAPTERS:
+            continue
+        for name in names:
+            assert name not in ("memgit.cli", "memgit.api"), f"memgit/{module}.py imports {name}"
+
+
+def test_only_the_standard_library_besides_the_owners() -> None:
+    allowed = set(OWNERS) | {"memgit", "__future__"} | set(sys.stdlib_module_names)
+    for module, names in modules().items():
+        for name in names:
+            assert name.split(".")[0] in allowed, f"memgit/{module}.py imports {name}"
+
+
+def test_modules_stay_small() -> None:
+    sizes = {path.name: len(path.read_text().splitlines()) for path in PACKAGE.glob("*.py")}
+    assert max(sizes.values()) < 700, sizes
