@@ -38,10 +38,10 @@ DEFAULT_TOML = """\
 # budget = 600              # tokens injected by 'recall --format markdown'
 # min_score = 0.25          # relevance floor; 0 turns it off
 # task_widen = 0.7          # score factor for other tasks' memories when the task has none
-# weight_keyword = 0.25
+# weight_keyword = 0.5
 # weight_vector = 0.6
 # weight_anchor = 0.4
-# method = "rrf"            # "rrf" or "weighted"
+# method = "minmax"         # "minmax", "rrf" or "weighted"
 """
 
 
@@ -57,10 +57,10 @@ class Config:
     recall_budget: int = 600
     recall_min_score: float = 0.25
     recall_task_widen: float = 0.7
-    recall_weight_keyword: float = 0.25
+    recall_weight_keyword: float = 0.5
     recall_weight_vector: float = 0.6
     recall_weight_anchor: float = 0.4
-    recall_method: str = "rrf"
+    recall_method: str = "minmax"
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property

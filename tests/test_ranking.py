@@ -54,8 +54,9 @@ def test_an_unavailable_channel_does_not_dilute() -> None:
     ch = Channels(keyword=[("a", 1.0)], vector=None, anchor=[("a", 1.0)])
     assert fuse(ch)[0].score == pytest.approx(1.0)
     # available but empty does count: nothing found there is evidence
+    w = Weights()
     assert fuse(Channels(keyword=[("a", 1.0)], vector=[], anchor=[("a", 1.0)]))[0].score == pytest.approx(
-        0.65 / 1.25
+        (w.keyword + w.anchor) / (w.keyword + w.vector + w.anchor)
     )
 
 
@@ -71,13 +72,22 @@ def test_rrf_orders_by_ranks_weighted_by_score() -> None:
         vector=[("c", 0.9), ("b", 0.85)],
         anchor=[("d", 1.0), ("b", 0.5)],
     )
-    assert fuse(ch)[0].id == "b"
-    assert [r.id for r in fuse(ch, Weights(method="weighted"))] == ["b", "c", "d", "a"]
+    assert fuse(ch, Weights(method="rrf"))[0].id == "b"
+    assert [r.id for r in fuse(ch, Weights(keyword=0.25, method="weighted"))] == ["b", "c", "d", "a"]
+
+
+def test_minmax_puts_each_channels_best_on_one_scale() -> None:
+    # Vector strengths are bunched (0.80-0.82) and keyword strengths spread (0.2-0.9):
+    # min-max makes the vector channel's best count as much as the keyword channel's best.
+    ch = Channels(keyword=[("k", 0.9), ("v", 0.2)], vector=[("v", 0.82), ("k", 0.80)], anchor=None)
+    ranked = fuse(ch, Weights(keyword=0.5, vector=0.6, method="minmax"))
+    assert [r.id for r in ranked] == ["v", "k"]
+    assert [r.id for r in fuse(ch, Weights(keyword=0.5, vector=0.6, method="weighted"))] == ["k", "v"]
 
 
 def test_boosts_multiply_and_reorder() -> None:
     ch = Channels(keyword=[("a", 0.9), ("b", 0.8)], vector=None, anchor=None)
-    ranked = fuse(ch, boosts={"a": 0.7})
+    ranked = fuse(ch, Weights(method="weighted"), boosts={"a": 0.7})
     assert [r.id for r in ranked] == ["b", "a"]
     assert score_of(ranked, "a") == pytest.approx(0.9 * 0.7)
     # a boost above 1 is clipped in the score but still orders
