@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Recall quality of memgit on the shared development sets, per channel and fused.
+
+    python benchmarks/quality.py [SET ...] [--embedder minilm|none] [--keep DIR]
+                                 [--limit-queries N] [--json OUT]
+
+SET is a folder of the eval directory (default: all four, cosqa last):
+codemem-pytest, devmembench, devmembench/round-unit, cosqa. The eval directory is
+$MEMGIT_EVAL_DIR, else ../shared/eval next to the repository root.
+
+What it does, per set:
+
+1. Build a repository the way a user would, through the CLI: `git init`, `memgit init`,
+   `memgit import --allow-secret memories.jsonl` (one commit; the sets quote code, so
+   some memories look like credentials). The repository lives in a temporary folder, or
+   in --keep DIR/<set>-<embedder>/repo so that a rerun reuses it and its index
+   (<repo>/.git/memgit/index.db); a changed memories.jsonl rebuilds it.
+2. Index it in-process with the library: `mem.index.sync(embed="all")` embeds every
+   memory (MiniLM, resumable; progress on stderr), or keywords + anchors only with
+   --embedder none (MEMGIT_INDEX_EMBEDDER is set for this process).
+3. Run every query (queries with an empty gold list are skipped, as the scorer does)
+   through `memgit.open(repo).recall(query, k=10, min_score=0)` -> the fused ranking,
+   and through `mem.index.search(query, limit=50)` -> each channel alone, ranked by
+   that channel's own strengths (keyword = FTS5 bm25, vector = cosine KNN, anchor =
+   exact path/symbol keys). A channel that is unavailable for a query (None: the
+   anchor channel when the query names no path or symbol; vectors when off) scores as
+   an empty ranking; the "avail" column counts the queries where it ran.
+4. Score with the shared scorer's own definitions (score.py's `score_query`, imported
+   by path): R@1/5/10 = fraction of gold in the top k, MRR@10, NDCG@10 (binary gains),
+   overall and by the query's `type` field, and print them next to the FTS5 BM25
+   baseline of the eval README (hard-coded below) with fused/baseline ratios and the
+   issue's targets (fused R@5 >= 0.51 on cosqa and >= 0.55 on codemem natural, never
+   below the baseline).
+
+With --keep, each ranking is also written as a score.py run file
+(DIR/<set>-<embedder>/run-<ranker>.jsonl), so `python score.py queries.jsonl run.jsonl`
+can cross-check the figures. Results go to stdout, progress to stderr. Standard library
+and memgit only. Nothing is written into the memgit repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SETS = ["codemem-pytest", "devmembench", "devmembench/round-unit", "cosqa"]
+RANKERS = ["keyword", "vector", "anchor", "fused"]
+SHOWN = ["R@1", "R@5", "R@10", "MRR@10", "NDCG@10"]
+SEARCH_LIMIT = 50
+
+# FTS5 BM25 baselines (SQLite FTS5 bm25(), unicode61, columns title/body/entity, query
+# words quoted and OR-ed), copied from /work/shared/eval/README.md ("FTS5 BM25
+# baselines") and the per-type rows of codemem-pytest/README.md ("FTS5 baseline") and
+# devmembench/README.md ("Session unit by type (R@5)"). None = not published.
+BASELINE: dict[str, dict[str, dict[str, float | None]]] = {
+    "codemem-pytest": {
+        "ALL": {"R@1": 0.338, "R@5": 0.634, "R@10": 0.710, "MRR@10": 0.497, "NDCG@10": 0.542},
+        "natural": {"R@1": 0.164, "R@5": 0.475, "R@10": 0.558, "MRR@10": 0.307, "NDCG@10": 0.360},
+        "mixed": {"R@1": 0.745, "R@5": 0.873, "R@10": 0.980, "MRR@10": 0.827, "NDCG@10": 0.859},
+        "anchor": {"R@1": 0.547, "R@5": 0.936, "R@10": 0.967, "MRR@10": 0.821, "NDCG@10": 0.851},
+    },
+    "devmembench": {
+        "ALL": {"R@1": 0.692, "R@5": 0.896, "R@10": 0.952, "MRR@10": 0.856, "NDCG@10": 0.858},
+        "architecture": {"R@5": 1.000},
+        "error-solution": {"R@5": 1.000},
+        "preference": {"R@5": 0.980},
+        "session-continuity": {"R@5": 0.940},
+        "tech-stack": {"R@5": 0.920},
+        "knowledge-update": {"R@5": 0.877},
+        "cross-session-synthesis": {"R@5": 0.553},
+    },
+    "devmembench/round-unit": {
+        "ALL": {"R@1": 0.324, "R@5": 0.641, "R@10": 0.755, "MRR@10": 0.834, "NDCG@10": 0.692},
+    },
+    "cosqa": {
+        "ALL": {"R@1": 0.228, "R@5": 0.442, "R@10": 0.532, "MRR@10": 0.320, "NDCG@10": 0.370},
+    },
+}
+# Targets from the issue ("Quality: measured, not assumed"): fused R@5 at these values,
+# and never below the baseline on any set or query type.
+TARGETS = {("cosqa", "ALL"): 0.51, ("codemem-pytest", "natural"): 0.55}
+
+
+def log(message: str) -> None:
+    print(f"[quality] {message}", file=sys.stderr, flush=True)
+
+
+def eval_dir() -> Path:
+    env = os.environ.get("MEMGIT_EVAL_DIR")
+    return Path(env) if env else (REPO_ROOT.parent / "shared" / "eval")
+
+
+def load_scorer(folder: Path):
+    path = folder / "score.py"
+    spec = importlib.util.spec_from_file_location("memgit_eval_score", path)
+    if spec is None or spec.loader is None:
+        sys.exit(f"cannot load the scorer {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def memgit_cli() -> list[str]:
+    exe = Path(sys.executable).with_name("memgit")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "memgit"]
+
+
+def run(cmd: list[str], cwd: Path) -> None:
+    env = dict(os.environ)
+    env.setdefault("GIT_AUTHOR_NAME", "memgit bench")
+    env.setdefault("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+    env.setdefault("GIT_COMMITTER_NAME", "memgit bench")
+    env.setdefault("GIT_COMMITTER_EMAIL", "bench@example.invalid")
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+
+
+def build_repo(set_dir: Path, work: Path) -> Path:
+    """A git repository with the set imported through the CLI; reused when up to date."""
+    repo = work / "repo"
+    stamp = work / "source.sha256"
+    source = set_dir / "memories.jsonl"
+    want = file_sha(source)
+    if repo.is_dir() and stamp.is_file() and stamp.read_text().strip() == want:
+        log(f"reusing {repo}")
+        return repo
+    if repo.exists():
+        shutil.rmtree(repo)
+    repo.mkdir(parents=True)
+    started = time.perf_counter()
+    run(["git", "init", "-q"], repo)
+    run(["git", "config", "user.name", "memgit bench"], repo)
+    run(["git", "config", "user.email", "bench@example.invalid"], repo)
+    run([*memgit_cli(), "init"], repo)
+    log(f"memgit import --allow-secret {source} ...")
+    run([*memgit_cli(), "import", "--allow-secret", str(source)], repo)
+    stamp.write_text(want + "\n")
+    log(f"imported in {time.perf_counter() - started:.1f}s")
+    return repo
+
+
+def progress_printer(label: str):
+    state = {"last": 0.0, "t0": time.perf_counter()}
+
+    def progress(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done == total or now - state["last"] > 5:
+            state["last"] = now
+            rate = done / max(now - state["t0"], 1e-9)
+            log(f"{label}: embedded {done}/{total} ({rate:.1f}/s)")
+
+    return progress
+
+
+def recall_ids(mem, query: str) -> list[str]:
+    try:
+        hits = mem.recall(query, k=10, min_score=0, record=False)
+    except TypeError:  # an API without `record`
+        hits = mem.recall(query, k=10, min_score=0)
+    return [h.id for h in hits]
+
+
+def channel_ids(candidates) -> list[str] | None:
+    if candidates is None:
+        return None
+    return [mid for mid, _strength in sorted(candidates, key=lambda c: -c[1])]
+
+
+def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | None, scorer,
+             keep: bool) -> dict:
+    import memgit
+
+    repo = build_repo(set_dir, work)
+    mem = memgit.open(repo)
+    started = time.perf_counter()
+    report = mem.index.sync(embed="none" if embedder == "none" else "all",
+                            progress=progress_printer(name))
+    status = mem.index.status()
+    vectors_on = status.get("vectors_reason") is None
+    n_vectors = status["memories"] - status.get("pending_vectors", 0) if vectors_on else 0
+    log(f"{name}: index ready in {time.perf_counter() - started:.1f}s "
+        f"({status['memories']} memories, {n_vectors} vectors, "
+        f"+{report.added} ~{report.changed} -{report.removed})")
+    if embedder != "none" and not vectors_on:
+        log(f"{name}: WARNING vectors are off: {status.get('vectors_reason')}")
+
+    try:  # search the channels with the query exactly as recall() does
+        from memgit.recall import clean_query as clean
+    except ImportError:
+        def clean(text: str) -> str:
+            return text
+    queries = read_jsonl(set_dir / "queries.jsonl")
+    skipped = sum(1 for q in queries if not q.get("gold"))
+    queries = [q for q in queries if q.get("gold")]
+    if limit:
+        queries = queries[:limit]
+    runs: dict[str, dict[str, list[str]]] = {r: {} for r in RANKERS}
+    avail = {r: 0 for r in RANKERS}
+    recall_ms: list[float] = []
+    for n, q in enumerate(queries, 1):
+        qid, text = str(q["qid"]), q["query"]
+        t0 = time.perf_counter()
+        runs["fused"][qid] = recall_ids(mem, text)
+        recall_ms.append((time.perf_counter() - t0) * 1000)
+        avail["fused"] += 1
+        found = mem.index.search(clean(text), limit=SEARCH_LIMIT)
+        for channel in ("keyword", "vector", "anchor"):
+            ids = channel_ids(getattr(found.channels, channel))
+            if ids is not None:
+                avail[channel] += 1
+            runs[channel][qid] = ids or []
+        if n % 100 == 0 or n == len(queries):
+            log(f"{name}: {n}/{len(queries)} queries")
+
+    if keep:
+        for ranker, ranked in runs.items():
+            with open(work / f"run-{ranker}.jsonl", "w", encoding="utf-8") as fh:
+                for qid, ids in ranked.items():
+                    fh.write(json.dumps({"qid": qid, "ranked": ids}) + "\n")
+
+    # Per query and ranker, the scorer's own metrics; then averages per group.
+    groups: dict[str, list[dict]] = {"ALL": list(queries)}
+    for q in queries:
+        groups.setdefault(str(q.get("type", q.get("category", "all"))), []).append(q)
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for group, members in groups.items():
+        table[group] = {}
+        for ranker in RANKERS:
+            rows = [scorer.score_query(scorer.unique([str(g) for g in q["gold"]]),
+                                       scorer.unique(runs[ranker][str(q["qid"])])) for q in members]
+            table[group][ranker] = {m: sum(r[m] for r in rows) / len(rows) for m in scorer.METRICS}
+        table[group]["n"] = len(members)  # type: ignore[assignment]
+    return {
+        "set": name, "memories": status["memories"], "vectors": vectors_on, "vector_count": n_vectors,
+        "vectors_reason": status.get("vectors_reason"), "embedder": embedder,
+        "queries_scored": len(queries), "skipped_no_gold": skipped,
+        "available": avail, "groups": table,
+        "recall_ms": {"p50": statistics.median(recall_ms),
+                      "p95": sorted(recall_ms)[int(0.95 * (len(recall_ms) - 1))]},
+        "limited": bool(limit),
+    }
+
+
+def fmt(value: float | None, width: int = 7) -> str:
+    return f"{value:{width}.3f}" if value is not None else " " * (width - 3) + "  -"
+
+
+def print_set(result: dict) -> list[str]:
+    name = result["set"]
+    base = BASELINE.get(name, {})
+    misses: list[str] = []
+    vec = "on" if result["vectors"] else f"off ({result['vectors_reason']})"
+    print(f"\n=== {name}: {result['memories']} memories, {result['queries_scored']} queries scored "
+          f"({result['skipped_no_gold']} without gold skipped){' [--limit-queries]' if result['limited'] else ''}; "
+          f"embedder {result['embedder']}, vectors {vec}; recall p50 {result['recall_ms']['p50']:.1f} ms, "
+          f"p95 {result['recall_ms']['p95']:.1f} ms")
+    avail = result["available"]
+    print("channel available for: " + ", ".join(f"{r} {avail[r]}/{result['queries_scored']}" for r in RANKERS[:3]))
+    header = f"{'group':<24} {'n':>4}  {'ranker':<11}" + "".join(f"{m:>8}" for m in SHOWN)
+    print(header)
+    print("-" * len(header))
+    order = ["ALL"] + sorted(g for g in result["groups"] if g != "ALL")
+    for group in order:
+        data = result["groups"][group]
+        n = data["n"]
+        first = True
+        for ranker in RANKERS:
+            label = f"{group[:24]:<24} {n:>4}" if first else " " * 29
+            first = False
+            print(f"{label}  {ranker:<11}" + "".join(f"{data[ranker][m]:8.3f}" for m in SHOWN))
+        b = base.get(group)
+        if b:
+            print(" " * 29 + f"  {'FTS5 base':<11}" + "".join(f" {fmt(b.get(m))}" for m in SHOWN))
+            ratios = []
+            for m in SHOWN:
+                bv = b.get(m)
+                ratios.append(f"{data['fused'][m] / bv:7.2f}x" if bv else "       -")
+            print(" " * 29 + f"  {'fused/base':<11}" + "".join(ratios))
+            for m in SHOWN:
+                bv = b.get(m)
+                if bv is not None and data["fused"][m] < bv - 1e-9:
+                    misses.append(f"{name} {group}: fused {m} {data['fused'][m]:.3f} < baseline {bv:.3f}")
+        target = TARGETS.get((name, group))
+        if target is not None:
+            got = data["fused"]["R@5"]
+            verdict = "MET" if got >= target else f"MISSED by {target - got:.3f}"
+            print(" " * 29 + f"  target: fused R@5 >= {target:.2f}: {got:.3f} {verdict}")
+            if got < target:
+                misses.append(f"{name} {group}: fused R@5 {got:.3f} < target {target:.2f}")
+    return misses
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Recall quality of memgit on the shared eval sets (per channel and fused), "
+                    "next to the FTS5 baselines. See the module docstring for the method.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="sets: " + ", ".join(DEFAULT_SETS) + " (eval dir: $MEMGIT_EVAL_DIR or ../shared/eval)")
+    ap.add_argument("sets", nargs="*", metavar="SET", help="set folders (default: all four, cosqa last)")
+    ap.add_argument("--embedder", choices=["minilm", "none"], default="minilm",
+                    help="minilm: all three channels (default); none: keywords + anchors only")
+    ap.add_argument("--keep", metavar="DIR", help="build (or reuse) the repositories and indexes here, "
+                    "and write the run files; without it everything goes in a temporary folder")
+    ap.add_argument("--limit-queries", type=int, metavar="N", help="score only the first N queries of each set")
+    ap.add_argument("--json", metavar="OUT", help="also write every figure as JSON here")
+    args = ap.parse_args(argv)
+
+    folder = eval_dir()
+    if not (folder / "score.py").is_file():
+        ap.error(f"no eval sets at {folder}: set MEMGIT_EVAL_DIR")
+    sets = args.sets or DEFAULT_SETS
+    for s in sets:
+        if not (folder / s / "memories.jsonl").is_file():
+            ap.error(f"{folder / s} has no memories.jsonl")
+    os.environ["MEMGIT_INDEX_EMBEDDER"] = args.embedder
+    scorer = load_scorer(folder)
+
+    temp = None
+    if args.keep:
+        base = Path(args.keep).resolve()
+        try:
+            base.relative_to(REPO_ROOT)
+            ap.error("--keep must be outside the memgit repository (the eval data must not land in it)")
+        except ValueError:
+            pass
+    else:
+        temp = tempfile.mkdtemp(prefix="memgit-quality-")
+        base = Path(temp)
+    results, misses = [], []
+    try:
+        for s in sets:
+            work = base / f"{s.replace('/', '__')}-{args.embedder}"
+            work.mkdir(parents=True, exist_ok=True)
+            log(f"{s}: working in {work}")
+            result = evaluate(s, folder / s, work, args.embedder, args.limit_queries, scorer, bool(args.keep))
+            results.append(result)
+            misses += print_set(result)
+            sys.stdout.flush()
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+    print("\nbelow baseline or target (fused):" if misses else "\nfused is at or above every baseline and target")
+    for line in misses:
+        print(f"  - {line}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"eval_dir": str(folder), "embedder": args.embedder, "baseline": BASELINE,
+                       "results": results, "misses": misses}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
