@@ -218,7 +218,7 @@ class Memgit:
                 supersedes=tuple(supersedes),
             )
             memory = replace(memory, path=self.store.new_path(memory))
-            fmt.parse(fmt.dump(memory), memory.path)  # what we write must read back
+            fmt.parse(fmt.dump(memory), memory.path, self.config.kinds)  # what we write must read back
             path = self.store.write(memory)
             sha = self._commit([path], f'memory: add "{_short(title)}"', commit)
         return Remembered(memory, created=True, commit=sha)
@@ -299,10 +299,7 @@ class Memgit:
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
             memory = self.get(ref)
-            edited = fmt.parse(text, memory.path)
-            kind_problem = fmt.check_kind(edited, self.config.kinds)
-            if kind_problem:
-                raise MemgitError(str(kind_problem))
+            edited = fmt.parse(text, memory.path, self.config.kinds)
             if edited.id != memory.id:
                 raise MemgitError(f"the id changed ({memory.id} → {edited.id}); ids are stable, keep {memory.id}")
             if edited == memory:
@@ -313,7 +310,7 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(f"{new.title}\n{new.body}")
-        fmt.parse(fmt.dump(new), new.path)
+        fmt.parse(fmt.dump(new), new.path, self.config.kinds)
         path = self.store.write(new)
         self._commit([path], message, commit)
         return new
@@ -345,7 +342,7 @@ class Memgit:
         versions: list[Memory | None] = []
         for revision in revisions:
             data = gitrepo.show(repo, revision.sha, revision.path)
-            versions.append(fmt.check(data, revision.path)[0] if data is not None else None)
+            versions.append(fmt.check(data, revision.path, self.config.kinds)[0] if data is not None else None)
         for i, revision in enumerate(revisions):
             new = versions[i]
             old = versions[i + 1] if i + 1 < len(versions) else None
@@ -368,7 +365,7 @@ class Memgit:
                     break
             if data is None:
                 raise MemgitError(f"{memory.id} did not exist at {to}; see 'memgit history {memory.id}'")
-            old = fmt.parse(data, memory.path)
+            old = fmt.parse(data, memory.path, self.config.kinds)
             if old.id != memory.id:
                 raise MemgitError(f"at {to} that file held {old.id}, not {memory.id}")
             path = self.store.write_text(memory.path, data.decode("utf-8"))
@@ -380,22 +377,15 @@ class Memgit:
         if not self.memory_dir.is_dir():
             self._require_store()
         store = self.store
-        problems: list[Problem] = []
-        seen: dict[str, str] = {}
+        loaded = store.load()
+        problems = list(loaded.problems)
         to_fix: list[str] = []
-        for stat in store.iter_files():
-            memory, found = store.read(stat.rel)
-            problems.extend(found)
-            if memory is None:
-                continue
-            if memory.id in seen:
-                problems.append(Problem(stat.rel, 0, f"duplicate id {memory.id!r} (also in {seen[memory.id]})"))
-            seen[memory.id] = stat.rel
-            raw = store.path_of(stat.rel).read_bytes()
-            if not _declares_id(raw):
-                to_fix.append(stat.rel)
+        for memory in loaded.memories:
+            if not _declares_id(store.path_of(memory.path).read_bytes()):
+                to_fix.append(memory.path)
             for secret in find_secrets(f"{memory.title}\n{memory.body}"):
-                problems.append(Problem(stat.rel, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+                problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+        problems.sort(key=lambda p: (p.path, p.line))
         if fix and to_fix:
             repo = self._require_repo()
             with gitrepo.write_lock(repo):

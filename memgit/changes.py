@@ -232,9 +232,5 @@ class Detector:
         except MemgitError as exc:
             return Parsed(rel, st, "", None, [str(exc)])
         sha = hashlib.sha1(data).hexdigest()
-        memory, problems = fmt.check(data, rel)
-        if memory is not None:
-            kind_problem = fmt.check_kind(memory, self.store.kinds)
-            if kind_problem:
-                problems.append(kind_problem)
+        memory, problems = fmt.check(data, rel, self.store.kinds)
         return Parsed(rel, st, sha, memory if not problems else None, [str(p) for p in problems])

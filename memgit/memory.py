@@ -196,8 +196,11 @@ def _key_line(front: str, key: str) -> int:
     return front.count("\n", 0, match.start()) + 1
 
 
-def check(data: bytes | str, rel_path: str) -> tuple[Memory | None, list[Problem]]:
-    """Parse a memory file, returning the memory (None if unusable) and every problem found."""
+def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
+    """Parse a memory file, returning the memory (None if unusable) and every problem found.
+
+    `kinds` are the valid kinds: the built-in ones plus any the config adds.
+    """
     problems: list[Problem] = []
 
     def problem(line: int, message: str) -> None:
@@ -289,6 +292,8 @@ def check(data: bytes | str, rel_path: str) -> tuple[Memory | None, list[Problem
     if "\n" in title:
         problem(_key_line(front, "title"), "'title' must be one line")
     kind = values.get("kind", "fact")
+    if kind not in kinds:
+        problem(_key_line(front, "kind"), f"unknown kind {kind!r}; use one of {', '.join(kinds)}")
     source = values.get("source", "user")
     if source not in SOURCES:
         problem(_key_line(front, "source"), f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
@@ -327,16 +332,9 @@ def check(data: bytes | str, rel_path: str) -> tuple[Memory | None, list[Problem
     return memory, problems
 
 
-def check_kind(memory: Memory, kinds: tuple[str, ...]) -> Problem | None:
-    """Kinds are extensible through config, so they are checked against the configured list."""
-    if memory.kind in kinds:
-        return None
-    return Problem(memory.path, 0, f"unknown kind {memory.kind!r}; use one of {', '.join(kinds)}")
-
-
-def parse(data: bytes | str, rel_path: str = "") -> Memory:
+def parse(data: bytes | str, rel_path: str = "", kinds: tuple[str, ...] = KINDS) -> Memory:
     """Parse a memory file or raise MemgitError naming the first problem."""
-    memory, problems = check(data, rel_path)
+    memory, problems = check(data, rel_path, kinds)
     if problems or memory is None:
         raise MemgitError(str(problems[0]))
     return memory

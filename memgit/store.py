@@ -88,11 +88,7 @@ class Store:
                 data = handle.read(fmt.MAX_FILE_BYTES + 1)
         except OSError as exc:
             return None, [Problem(rel, 0, f"cannot read: {exc.strerror}")]
-        memory, problems = fmt.check(data, rel)
-        if memory is not None:
-            kind_problem = fmt.check_kind(memory, self.kinds)
-            if kind_problem:
-                problems.append(kind_problem)
+        memory, problems = fmt.check(data, rel, self.kinds)
         return (memory if not problems else None), problems
 
     def load(self) -> Loaded:

@@ -97,10 +97,7 @@ def memory_from_json(line: str, kinds: tuple[str, ...], new_id: Callable[[], str
         meta = {"id": new_id(), **meta}
     # JSON is YAML, so the record goes through the same parser and checks as a file.
     text = "---\n" + json.dumps(meta, ensure_ascii=False) + "\n---\n\n" + body
-    memory, problems = fmt.check(text, f"{meta['id']}.md")
+    memory, problems = fmt.check(text, f"{meta['id']}.md", kinds)
     if memory is None or problems:
         raise MemgitError(problems[0].message if problems else "unreadable")
-    problem = fmt.check_kind(memory, kinds)
-    if problem:
-        raise MemgitError(problem.message)
     return memory
