@@ -14,16 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo, transfer
+from memgit import gitrepo
 from memgit import memory as fmt
-from memgit.credentials import find_secrets
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.store import Store
-from memgit.transfer import ImportReport
 
 if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
+    from memgit.transfer import ImportReport
     from memgit.recall import Hit
 
 MEMORY_DIR = ".memory"
@@ -383,7 +382,7 @@ class Memgit:
         for memory in loaded.memories:
             if not _declares_id(store.path_of(memory.path).read_bytes()):
                 to_fix.append(memory.path)
-            for secret in find_secrets(f"{memory.title}\n{memory.body}"):
+            for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
                 problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
         problems.sort(key=lambda p: (p.path, p.line))
         if fix and to_fix:
@@ -409,12 +408,14 @@ class Memgit:
         allow_secret: bool = False,
         commit: bool = True,
         progress: Callable[[int], None] | None = None,
-    ) -> ImportReport:
+    ) -> "ImportReport":
         """Import memories from JSON Lines in one commit; bad lines are reported and skipped."""
         self._require_store()
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
             existing = self._load()
+            from memgit import transfer
+
             memories, report = transfer.plan_import(
                 lines,
                 existing,
@@ -536,8 +537,14 @@ def _short(title: str, limit: int = 60) -> str:
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
+def _find_secrets(text: str) -> list[Any]:
+    from memgit.credentials import find_secrets  # write paths only: recall need not pay for it
+
+    return find_secrets(text)
+
+
 def _refuse_secrets(text: str) -> None:
-    found = find_secrets(text)
+    found = _find_secrets(text)
     if found:
         first = found[0]
         raise MemgitError(
