@@ -5,6 +5,7 @@ The CLI, and later the hooks and the MCP server, only call these methods.
 
 from __future__ import annotations
 
+import builtins  # `Memgit.list` shadows the builtin inside the class
 import hashlib
 import os
 import sys
@@ -331,7 +332,7 @@ class Memgit:
             self._commit([path], f'memory: forget "{_short(memory.title)}"', commit)
             return archived
 
-    def history(self, ref: str) -> list[Change]:
+    def history(self, ref: str) -> builtins.list[Change]:
         """The memory's commits, newest first, with the front-matter fields each changed."""
         self._require_store()
         repo = self._require_repo()
@@ -371,7 +372,7 @@ class Memgit:
             self._commit([path], f'memory: roll back "{_short(memory.title)}" to {sha[:10]}', commit)
             return replace(old, path=memory.path)
 
-    def lint(self, *, fix: bool = False, commit: bool = True) -> list[Problem]:
+    def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self._require_store()
@@ -473,7 +474,7 @@ class Memgit:
         budget_tokens: int | None = None,
         include_archived: bool = False,
         record: bool = True,
-    ) -> list["Hit"]:
+    ) -> builtins.list["Hit"]:
         """The memories that best answer `query`, best first.
 
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget.

@@ -214,7 +214,8 @@ def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, enti
          task_id: str | None, tags: Sequence[str], allow_secret: bool, no_commit: bool) -> None:
     """Change a memory: with options, set those fields; without, open it in $EDITOR."""
     mem = _open(ctx)
-    changes = {k: v for k, v in {"title": title, "kind": kind, "entity": entity, "confidence": confidence, "task_id": task_id}.items() if v is not None}
+    fields: dict[str, Any] = {"title": title, "kind": kind, "entity": entity, "confidence": confidence, "task_id": task_id}
+    changes = {k: v for k, v in fields.items() if v is not None}
     if tags:
         changes["tags"] = tuple(tags)
     if changes:

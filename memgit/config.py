@@ -78,10 +78,10 @@ def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None) -> C
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise MemgitError(f"{path}: invalid TOML ({exc}); fix or delete the file") from exc
-        for section, values in data.items():
-            if not isinstance(values, dict):
+        for section, settings in data.items():
+            if not isinstance(settings, dict):
                 raise MemgitError(f"{path}: '{section}' must be a [section] of settings")
-            for key, value in values.items():
+            for key, value in settings.items():
                 raw[f"{section}_{key}"] = (value, f"{path} [{section}] {key}")
     known = {f.name: f for f in fields(Config) if f.name != "extra"}
     for name in known:
