@@ -114,15 +114,29 @@ class Memgit:
             raise MemgitError(f"memory folder {self.memory_dir} does not exist")
 
     def _require_repo(self) -> gitrepo.Repo:
+        """The repository to commit in; refuses before anything is written when it can't."""
         if self.repo is None:
             raise MemgitError(
                 f"{self.memory_dir} is not inside a git repository: changes are commits, "
                 "so run 'git init' first (reads work anywhere)"
             )
+        real = Path(os.path.realpath(self.memory_dir))
+        if real != self.repo.root and self.repo.root not in real.parents:
+            raise MemgitError(
+                f"{self.memory_dir} leads outside the repository ({real}); memgit only writes "
+                "memories it can commit in the repository"
+            )
+        busy = gitrepo.busy(self.repo)
+        if busy:
+            raise MemgitError(busy)
         return self.repo
 
     def _commit(self, paths: Sequence[Path], message: str, commit: bool) -> str | None:
-        return gitrepo.commit(self._require_repo(), paths, message, stage_only=not commit)
+        repo = self._require_repo()
+        sha = gitrepo.commit(repo, paths, message, stage_only=not commit)
+        if sha and gitrepo.detached(repo):
+            self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
+        return sha
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
@@ -141,14 +155,17 @@ class Memgit:
         """Create the memory folder and its config. Returns False if it already existed."""
         repo = self._require_repo()
         config_path = self.memory_dir / config_mod.CONFIG_NAME
-        if config_path.exists():
-            return False
+        if self.memory_dir.exists() and not self.memory_dir.is_dir():
+            raise MemgitError(f"{self.memory_dir} exists and is not a folder; move it away and run 'memgit init'")
         with gitrepo.write_lock(repo):
-            self.memory_dir.mkdir(parents=True, exist_ok=True)
-            config_path.write_text(config_mod.DEFAULT_TOML, encoding="utf-8")
+            created = not config_path.exists()
+            if created:
+                self.memory_dir.mkdir(parents=True, exist_ok=True)
+                Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
+            # Also commits a config an earlier, interrupted init left uncommitted.
             self._commit([config_path], "memory: init", commit)
         self._config = None
-        return True
+        return created
 
     def remember(
         self,
@@ -170,9 +187,12 @@ class Memgit:
     ) -> Remembered:
         """Write a new memory and commit it; the same text twice is not duplicated."""
         self._require_store()
-        text = text.replace("\r\n", "\n").strip()
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
         if not text and not title:
             raise MemgitError("nothing to remember: give the text as an argument, with --file, or on stdin")
+        reason = fmt.bad_text(f"{title or ''}{text}")
+        if reason:
+            raise MemgitError(f"the text {reason}; nothing was saved")
         title, body = _split_title(text, title)
         if not allow_secret:
             _refuse_secrets(f"{title}\n{body}")
@@ -199,7 +219,12 @@ class Memgit:
             key = fmt.normalized_text(title, body)
             for existing in memories:
                 if existing.active and fmt.normalized_text(existing.title, existing.body) == key:
-                    return Remembered(existing, created=False)
+                    # If an earlier attempt wrote it but its commit failed (a hook, no git
+                    # identity), this run finishes the job.
+                    sha = self._commit(
+                        [self.memory_dir / existing.path], f'memory: add "{_short(existing.title)}"', commit
+                    )
+                    return Remembered(existing, created=False, commit=sha)
             stamp = now()
             memory = Memory(
                 id=fmt.new_id({m.id for m in memories}),
@@ -404,7 +429,7 @@ class Memgit:
 
     def import_jsonl(
         self,
-        lines: Iterable[str],
+        lines: Iterable[str | bytes],
         *,
         allow_secret: bool = False,
         commit: bool = True,

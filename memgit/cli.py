@@ -88,7 +88,7 @@ def init(ctx: click.Context, no_commit: bool) -> None:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option("--file", "file_", type=click.File("r", encoding="utf-8"), help="Read the text from a file ('-' for stdin).")
+@click.option("--file", "file_", type=click.File("rb"), help="Read the text from a file ('-' for stdin).")
 @click.option("--title", help="Title (default: the first line of the text).")
 @click.option("--kind", default="fact", show_default=True, help="fact, preference, convention, decision, lesson, skill, checkpoint, summary.")
 @click.option("--entity", default="", help="What it is about: path/to/file.py::Symbol, a path, or a topic.")
@@ -128,11 +128,13 @@ def remember(
             raise MemgitError("the editor was closed without saving; nothing remembered")
         text = _strip_comments(edited)
     elif file_ is not None:
-        text = file_.read()
+        if text is not None:
+            raise click.UsageError("give the text as an argument or with --file, not both")
+        text = _read_text(file_, file_.name)
     elif text is None or text == "-":
         if sys.stdin.isatty():
             raise click.UsageError("give the text as an argument, with --file, on stdin, or use --edit")
-        text = sys.stdin.read()
+        text = _read_text(sys.stdin.buffer, "stdin")
     mem = _open(ctx)
     result = mem.remember(
         text or "",
@@ -152,7 +154,16 @@ def remember(
     else:
         click.echo(result.memory.id)
     if not result.created:
-        click.echo(f"already remembered as {result.memory.id} ({result.memory.title}); nothing added", err=True)
+        done = "committed its file, which was not committed yet" if result.commit else "nothing added"
+        click.echo(f"already remembered as {result.memory.id} ({result.memory.title}); {done}", err=True)
+
+
+def _read_text(stream: Any, name: str) -> str:
+    data = stream.read()
+    try:
+        return data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise MemgitError(f"{name} is not UTF-8 text (byte {exc.start}); memories are UTF-8") from None
 
 
 def _strip_comments(text: str) -> str:
@@ -305,7 +316,7 @@ def lint(ctx: click.Context, fix: bool, as_json: bool) -> None:
 
 
 @cli.command("import")
-@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.argument("source", type=click.File("rb"))
 @secret_option
 @no_commit_option
 @json_option

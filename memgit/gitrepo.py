@@ -85,13 +85,38 @@ def write_lock(repo: Repo) -> Iterator[None]:
     import fcntl
 
     lock_dir = repo.git_dir / "memgit"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    with open(lock_dir / "write.lock", "a+") as handle:
+    try:
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_dir / "write.lock", "a+")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise MemgitError(
+            f"cannot take memgit's write lock in {lock_dir} ({exc.strerror or exc}); "
+            "it must be a writable folder (remove whatever is in its way)"
+        ) from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def busy(repo: Repo) -> str | None:
+    """The git operation in progress (a merge, rebase…) that a memory commit would meddle with."""
+    for name, what, how in (
+        ("MERGE_HEAD", "a merge", "git merge --continue or --abort"),
+        ("rebase-merge", "a rebase", "git rebase --continue or --abort"),
+        ("rebase-apply", "a rebase or git am", "git rebase --continue or --abort"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue or --abort"),
+        ("REVERT_HEAD", "a revert", "git revert --continue or --abort"),
+    ):
+        if (repo.git_dir / name).exists():
+            return f"{what} is in progress; finish it ({how}) and run this again"
+    return None
+
+
+def detached(repo: Repo) -> bool:
+    return _run(["symbolic-ref", "-q", "HEAD"], repo.root).returncode != 0
 
 
 def _execute(repo: Repo, args: list[str]) -> tuple[int, str, str]:
@@ -150,7 +175,21 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
             f"({shown}): commit it yourself, or fix the cause and run the command again"
         )
     _, sha, _ = _execute(repo, ["rev-parse", "HEAD"])
+    _, changed, _ = _execute(repo, ["diff-tree", "--root", "--no-commit-id", "--name-only", "-r", "-z", "HEAD"])
+    extra = sorted(set(filter(None, changed.split("\0"))) - set(r.replace(os.sep, "/") for r in rel))
+    if extra:
+        # A hook staged other files (lint-staged style) into memgit's commit: undo the commit,
+        # keep everything in the working tree and index, and say so.
+        _execute(repo, ["reset", "--soft", "HEAD~1"] if _has_parent(repo) else ["update-ref", "-d", "HEAD"])
+        raise MemgitError(
+            f"a commit hook added files memgit did not change ({', '.join(extra[:5])}) to the memory "
+            "commit, so memgit undid that commit; your work and the memory are staged — commit them yourself"
+        )
     return sha.strip()
+
+
+def _has_parent(repo: Repo) -> bool:
+    return _run(["rev-parse", "--verify", "--quiet", "HEAD~1"], repo.root).returncode == 0
 
 
 def history(repo: Repo, path: Path) -> list[Revision]:

@@ -208,7 +208,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
 
     if isinstance(data, bytes):
         if len(data) > MAX_FILE_BYTES:
-            problem(0, f"file is {len(data):,} bytes; memory files are limited to 1 MB")
+            problem(0, "file is over 1 MB; memory files are limited to 1 MB")
             return None, problems
         if b"\0" in data:
             problem(0, "binary file (contains NUL bytes); memory files are UTF-8 Markdown")
@@ -242,6 +242,9 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
         line = mark.line + 1 if mark is not None else 1
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         problem(line, f"invalid YAML front-matter: {reason}")
+        return None, problems
+    except RecursionError:
+        problem(1, "the front-matter nests too deeply; memory metadata is flat")
         return None, problems
     if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
         problem(1, "front-matter must be a mapping of keys to values")
@@ -308,6 +311,15 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
         confidence = 0.5
     elif not 0.0 <= confidence <= 1.0 or math.isnan(confidence):
         problem(_key_line(front, "confidence"), f"'confidence' is {confidence}; it must be from 0 to 1")
+    for name, value in (("title", title), ("body", body), *((n, values.get(n)) for n in TEXT_FIELDS if n != "title")):
+        reason = bad_text(value) if isinstance(value, str) else None
+        if reason:
+            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}")
+    for name in LIST_FIELDS:
+        for item in values.get(name, ()):
+            reason = bad_text(item) or ("is empty or spans lines" if not item.strip() or "\n" in item else None)
+            if reason:
+                problem(_key_line(front, name), f"an item of '{name}' {reason}")
     extra = {k: v for k, v in meta.items() if k not in FIELDS}
     memory = Memory(
         id=memory_id,
@@ -330,6 +342,20 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
         path=rel_path,
     )
     return memory, problems
+
+
+_BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def bad_text(text: str) -> str | None:
+    """Why `text` cannot be stored in a memory (control characters, broken Unicode), or None."""
+    match = _BAD_CHARS.search(text)
+    if match is None:
+        return None
+    char = match.group()
+    if 0xD800 <= ord(char) <= 0xDFFF:
+        return "holds text that is not valid Unicode (a lone surrogate, e.g. from non-UTF-8 input)"
+    return f"holds a control character (U+{ord(char):04X}); remove it"
 
 
 def parse(data: bytes | str, rel_path: str = "", kinds: tuple[str, ...] = KINDS) -> Memory:

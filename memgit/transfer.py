@@ -31,7 +31,7 @@ class ImportReport:
 
 
 def plan_import(
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     existing: Sequence[Memory],
     *,
     kinds: tuple[str, ...],
@@ -44,9 +44,14 @@ def plan_import(
     ids = {m.id for m in existing}
     texts = {fmt.normalized_text(m.title, m.body) for m in existing if m.active}
     planned: list[Memory] = []
-    for number, line in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=1):
         if progress:
             progress(1)
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as exc:
+            report.skipped.append(f"line {number}: not valid UTF-8 (byte {exc.start}); save the file as UTF-8")
+            continue
         if not line.strip():
             continue
         try:

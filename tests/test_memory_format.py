@@ -88,6 +88,22 @@ def test_problems_name_line_and_reason(text: str, line: int, reason: str) -> Non
     assert reason in problems[0].message
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('---\ntitle: "bad \\uD800 x"\n---\nbody\n', "not valid Unicode"),
+        ("---\ntitle: t\n---\nnul \x00 here\n", "control character (U+0000)"),
+        ("---\ntitle: \"esc \\e[31m\"\n---\n", "control character (U+001B)"),
+        ("---\ntitle: d\nx: " + "[" * 400 + "]" * 400 + "\n---\n", "nests too deeply"),
+        ("---\ntitle: t\ntags: ['', a]\n---\n", "empty or spans lines"),
+    ],
+)
+def test_text_memgit_cannot_store_is_a_problem(text: str, reason: str) -> None:
+    memory, problems = fmt.check(text, "x.md")
+    assert memory is not None or problems
+    assert any(reason in p.message for p in problems), problems
+
+
 def test_bytes_problems() -> None:
     assert "UTF-8" in fmt.check(b"---\ntitle: caf\xe9\n---\n", "x.md")[1][0].message
     assert "binary" in fmt.check(b"\x00\x01\x02", "x.md")[1][0].message
@@ -112,13 +128,14 @@ def test_file_names_slug_plus_id() -> None:
     assert fmt.file_name(Memory(id="zh-01", title="记忆")) == "memory-zh-01.md"
 
 
-text_st = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+# Any text memgit accepts: no control characters (other than tab and newline) or surrogates.
+text_st = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\n\t"), max_size=200)
 
 
 @given(
     title=text_st.map(lambda s: " ".join(s.split())).filter(bool),
     body=text_st,
-    tags=st.lists(text_st, max_size=3),
+    tags=st.lists(text_st.filter(lambda t: t.strip() != "" and "\n" not in t), max_size=3),
     confidence=st.floats(0, 1),
 )
 def test_dump_parse_round_trip_property(title: str, body: str, tags: list[str], confidence: float) -> None:

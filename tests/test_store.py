@@ -281,3 +281,58 @@ def test_parallel_writers_lose_nothing(mem, repo: Path) -> None:  # type: ignore
     assert len(mem.list()) == 15
     assert len([s for s in log(repo) if s.startswith("memory: add")]) == 15
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _hook(repo: Path, body: str) -> None:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\n" + body)
+    hook.chmod(0o755)
+
+
+def test_rerun_after_a_rejected_commit_commits_the_pending_file(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    _hook(repo, "exit 1\n")
+    with pytest.raises(MemgitError, match="the commit was not made"):
+        mem.remember("pending memory")
+    (repo / ".git" / "hooks" / "pre-commit").unlink()
+    again = mem.remember("pending memory")
+    assert not again.created and again.commit
+    assert log(repo)[0] == 'memory: add "pending memory"'
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_hook_that_stages_user_work_is_undone(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    (repo / "README.md").write_text("user's unstaged edit\n")
+    _hook(repo, "git add -u\n")
+    before = log(repo)
+    with pytest.raises(MemgitError, match=r"added files memgit did not change \(README.md\)"):
+        mem.remember("a memory")
+    assert log(repo) == before
+    assert (repo / "README.md").read_text() == "user's unstaged edit\n"
+    assert [m.title for m in mem.list()] == ["a memory"]
+
+
+def test_writes_refused_during_a_merge(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".git" / "MERGE_HEAD").write_text(git(repo, "rev-parse", "HEAD"))
+    with pytest.raises(MemgitError, match="a merge is in progress"):
+        mem.remember("not now")
+    assert list((repo / ".memory").glob("*.md")) == []
+
+
+def test_detached_head_warns(repo: Path) -> None:
+    warnings: list[str] = []
+    mem = memgit.open(repo, warn=warnings.append)
+    mem.init()
+    git(repo, "checkout", "-q", "--detach")
+    mem.remember("detached")
+    assert any("HEAD is detached" in w for w in warnings)
+
+
+def test_unusable_paths_give_clear_errors(repo: Path) -> None:
+    (repo / ".memory").write_text("a file, not a folder")
+    with pytest.raises(MemgitError, match="is not a folder"):
+        memgit.open(repo).init()
+    (repo / ".memory").unlink()
+    (repo / ".git" / "memgit").write_text("in the way")
+    with pytest.raises(MemgitError, match="write lock"):
+        memgit.open(repo).init()
