@@ -414,7 +414,10 @@ class Memgit:
         if fix and to_fix:
             repo = self._require_repo()
             with gitrepo.write_lock(repo):
-                paths = [store.write_text(rel, _insert_id(store.path_of(rel).read_text("utf-8"), fmt.path_id(rel))) for rel in to_fix]
+                paths = [
+                    store.write_text(rel, _insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
+                    for rel in to_fix
+                ]
                 self._commit(paths, f"memory: write ids into {len(paths)} hand-written file(s)", commit)
         return problems
 
@@ -596,7 +599,7 @@ def _field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[An
 
 
 def _declares_id(raw: bytes) -> bool:
-    text = raw.decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
     if not text.startswith("---"):
         return False
     front = text[3:].split("\n---", 1)[0]
@@ -604,7 +607,12 @@ def _declares_id(raw: bytes) -> bool:
 
 
 def _insert_id(text: str, memory_id: str) -> str:
-    """Add `id:` to a hand-written file, touching nothing else in it."""
-    if text.startswith("---\n"):
-        return f"---\nid: {memory_id}\n" + text[4:]
-    return f"---\nid: {memory_id}\n---\n\n" + text
+    """Add `id:` to a hand-written file, touching nothing else in it (BOM, line endings)."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text.removeprefix(bom)
+    newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
+    if text.startswith("---" + newline):
+        return f"{bom}---{newline}id: {memory_id}{newline}" + text[3 + len(newline) :]
+    return f"{bom}---{newline}id: {memory_id}{newline}---{newline}{newline}" + text
+
+

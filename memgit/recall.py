@@ -37,6 +37,10 @@ MAX_QUERY_CHARS = 20_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+#: Tokens one injected memory may take (the brief: about 200).
+PER_MEMORY = 200
+
+
 @dataclass(frozen=True)
 class Hit:
     """One recalled memory, best first. `channels` holds each channel's strength (and
@@ -144,19 +148,18 @@ def _candidate_ids(channels: Channels) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _within_budget(hits: list[Hit], budget: int) -> list[Hit]:
+def _within_budget(hits: list[Hit], budget: int, per_memory: int = PER_MEMORY) -> list[Hit]:
+    """The best hits whose rendering (each cut to fit, as `format_markdown` does) fits."""
     kept: list[Hit] = []
     used = 0
     for hit in hits:
-        cost = count_tokens(render_hit(hit))
-        if used + cost > budget:
+        room = min(per_memory, budget - used)
+        cost = count_tokens(render_hit(hit, room)) if room > 0 else 1
+        if cost > room:
             break
         kept.append(hit)
-        used += cost
+        used += cost + 1
     return kept
-
-
-# -- injection format ---------------------------------------------------------------------
 
 
 def _anchors_of(memory: Memory, limit: int = 8) -> list[str]:
@@ -179,20 +182,28 @@ def _anchors_of(memory: Memory, limit: int = 8) -> list[str]:
 def render_hit(hit: Hit, per_memory: int | None = None) -> str:
     """One hit as Markdown: a heading with title, id and kind, its anchors, then the body.
 
-    With `per_memory`, the body is cut (at a word) so that the whole fits in about that
-    many tokens; the heading and the anchors are always kept.
+    With `per_memory`, the whole fits in about that many tokens: the body is cut (at a
+    word) first, then anchors are dropped from the end, then the id line; the title stays.
     """
     m = hit.memory
-    head = f"### {m.title}\n`{m.id}` · {m.kind} · {hit.path}"
+    title = f"### {m.title}"
+    head = f"{title}\n`{m.id}` · {m.kind} · {hit.path}"
+    room = per_memory
+    if room is not None and count_tokens(head) > room:
+        head = title if count_tokens(title) <= room else "### " + _cut(m.title, room - 1)
     anchors = _anchors_of(m)
-    if anchors:
-        head += "\nAnchors: " + ", ".join(f"`{a}`" for a in anchors)
+    while anchors:
+        line = "Anchors: " + ", ".join(f"`{a}`" for a in anchors)
+        # Anchors may take up to half of what the heading leaves: the body matters too.
+        if room is None or count_tokens(line) <= (room - count_tokens(head)) // 2:
+            head += "\n" + line
+            break
+        anchors = anchors[:-1]
     body = m.body.strip()
     if not body:
         return head
-    if per_memory is not None:
-        room = per_memory - count_tokens(head) - 1
-        body = _cut(body, room)
+    if room is not None:
+        body = _cut(body, room - count_tokens(head) - 1)
         if not body:
             return head
     return f"{head}\n{body}"
@@ -218,7 +229,7 @@ def _cut(text: str, tokens: int) -> str:
     return cut.rstrip() + " …" if cut.strip() else ""
 
 
-def format_markdown(hits: Sequence[Hit], budget: int = 600, per_memory: int = 200,
+def format_markdown(hits: Sequence[Hit], budget: int = 600, per_memory: int = PER_MEMORY,
                     k: int | None = None) -> str:
     """Hits rendered for injection into an agent: at most `k`, each within ~`per_memory`
     tokens (title and anchors kept, body cut), the whole within `budget` tokens.

@@ -132,11 +132,16 @@ def test_k_and_budget(index: Index) -> None:
     all_hits = recall(index, query, k=10, min_score=0, config=CONFIG)
     assert len(all_hits) >= 4
     assert len(recall(index, query, k=2, min_score=0, config=CONFIG)) == 2
-    first = count_tokens(render_hit(all_hits[0]))
-    second = count_tokens(render_hit(all_hits[1]))
-    budgeted = recall(index, query, k=10, min_score=0, budget_tokens=first + second, config=CONFIG)
+    first = count_tokens(render_hit(all_hits[0], 200))
+    second = count_tokens(render_hit(all_hits[1], 200))
+    budgeted = recall(index, query, k=10, min_score=0, budget_tokens=first + second + 1, config=CONFIG)
     assert ids(budgeted) == ids(all_hits)[:2]
-    assert recall(index, query, k=10, min_score=0, budget_tokens=first - 1, config=CONFIG) == []
+    # A budget smaller than the best memory still returns it, cut to fit when rendered.
+    small = recall(index, query, k=10, min_score=0, budget_tokens=first - 1, config=CONFIG)
+    assert ids(small) == ids(all_hits)[:1]
+    assert count_tokens(render_hit(small[0], first - 1)) <= first - 1
+    # Not even a title fits: nothing.
+    assert recall(index, query, k=10, min_score=0, budget_tokens=2, config=CONFIG) == []
     assert recall(index, query, k=0, config=CONFIG) == []
 
 
