@@ -75,6 +75,8 @@ def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[st
     if not start.exists():
         raise MemgitError(f"{start} does not exist")
     if memory_dir is not None:
+        if not str(memory_dir).strip():
+            raise MemgitError("--memory-dir needs a folder")
         folder = Path(memory_dir)
         folder = (start / folder if not folder.is_absolute() else folder).resolve()
         repo = gitrepo.find(folder)
@@ -111,7 +113,8 @@ class Memgit:
         if not self.memory_dir.is_dir():
             if self.repo is not None and self.memory_dir == self.repo.root / MEMORY_DIR:
                 raise MemgitError(f"no {MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
-            raise MemgitError(f"memory folder {self.memory_dir} does not exist")
+            state = "is not a folder" if self.memory_dir.exists() else "does not exist"
+            raise MemgitError(f"memory folder {self.memory_dir} {state}")
 
     def _require_repo(self) -> gitrepo.Repo:
         """The repository to commit in; refuses before anything is written when it can't."""
@@ -251,7 +254,7 @@ class Memgit:
     def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
         """A memory by id, unique id prefix, or exact title."""
         self._require_store()
-        ref = ref.strip()
+        ref = ref.strip() if isinstance(ref, str) else ""
         if not ref:
             raise MemgitError("give a memory id, id prefix or title")
         pool = list(memories) if memories is not None else self._load()
@@ -281,6 +284,8 @@ class Memgit:
     ) -> list[Memory]:
         """Memories matching every filter given, newest first. `status=None` means any."""
         self._require_store()
+        if kind is not None and kind not in self.config.kinds:
+            raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(self.config.kinds)}")
         out = [
             m
             for m in self._load()
@@ -312,6 +317,12 @@ class Memgit:
             for name in fmt.LIST_FIELDS:
                 if name in changes:
                     changes[name] = tuple(changes[name])
+            if "title" in changes:
+                changes["title"] = " ".join(str(changes["title"]).split())
+                if not changes["title"]:
+                    raise MemgitError("the title cannot be empty")
+            if "kind" in changes and changes["kind"] not in self.config.kinds:
+                raise MemgitError(f"unknown kind {changes['kind']!r}; use one of {', '.join(self.config.kinds)}")
             updated = replace(memory, **changes, updated=now())
             return self._replace(memory, updated, f'memory: edit "{_short(updated.title)}"', commit, allow_secret)
 
@@ -374,8 +385,11 @@ class Memgit:
             changes.append(Change(revision, _field_changes(old, new), _body(old) != _body(new)))
         return changes
 
-    def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory:
-        """Restore a memory to its content at revision `to`, as a new commit."""
+    def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
+        """Restore a memory to its content at revision `to`, as a new commit.
+
+        Returns None when the memory is already exactly as it was at `to`.
+        """
         self._require_store()
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
@@ -393,6 +407,8 @@ class Memgit:
             old = fmt.parse(data, memory.path, self.config.kinds)
             if old.id != memory.id:
                 raise MemgitError(f"at {to} that file held {old.id}, not {memory.id}")
+            if self.store.path_of(memory.path).read_bytes() == data:
+                return None
             path = self.store.write_text(memory.path, data.decode("utf-8"))
             self._commit([path], f'memory: roll back "{_short(memory.title)}" to {sha[:10]}', commit)
             return replace(old, path=memory.path)
@@ -534,7 +550,10 @@ class Memgit:
 
     def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> "SyncReport":
         """Rebuild the index from the files, embedding every memory (resumable)."""
-        return self.index.rebuild(progress=progress)
+        index = self.index
+        if index.in_memory:
+            raise MemgitError(f"the index cannot be written ({index.memory_reason}); fix that and run this again")
+        return index.rebuild(progress=progress)
 
     def status(self) -> dict[str, Any]:
         """Index path, counts, embedder, which channels are on, staleness."""

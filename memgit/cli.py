@@ -205,9 +205,10 @@ def list_(ctx: click.Context, kind: str | None, entity: str | None, task_id: str
     if as_json:
         _json([{**m.to_dict(), "path": mem.rel_path(m)} for m in memories])
         return
+    width = max((len(m.id) for m in memories), default=0)
     for m in memories:
         flag = " (archived)" if not m.active else ""
-        click.echo(f"{m.id:<10} {m.kind:<10} {m.title}{flag}")
+        click.echo(f"{m.id:<{max(width, 10)}} {m.kind:<10} {m.title}{flag}")
 
 
 @cli.command()
@@ -295,7 +296,7 @@ def _plain(value: Any) -> Any:
 def rollback(ctx: click.Context, ref: str, rev: str, no_commit: bool) -> None:
     """Restore a memory as it was at REV, as a new commit."""
     memory = _open(ctx).rollback(ref, rev, commit=not no_commit)
-    click.echo(f"rolled back {memory.id} to {rev}", err=True)
+    click.echo(f"rolled back {memory.id} to {rev}" if memory else f"{ref} is already as it was at {rev}; nothing to do", err=True)
 
 
 @cli.command()

@@ -72,7 +72,9 @@ def clean_query(query: str) -> str:
 
     Raises MemgitError for an empty or whitespace-only query.
     """
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str):
+        raise MemgitError(f"the query must be text, not {type(query).__name__}")
+    if not query.strip():
         raise MemgitError('empty query: say what to recall, e.g. memgit recall "why does parse_config return a tuple?"')
     text = _CONTROL.sub(" ", query[:MAX_QUERY_CHARS])
     text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)  # lone surrogates
@@ -104,7 +106,12 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
                       anchor=config.recall_weight_anchor, method=config.recall_method)
     if sync:
         index.sync(embed="auto")
+    if isinstance(kinds, str):
+        kinds = (kinds,)
     kinds = tuple(kinds) if kinds else None
+    unknown = sorted(set(kinds or ()) - set(config.kinds))
+    if unknown:
+        raise MemgitError(f"unknown kind {unknown[0]!r}; use one of {', '.join(config.kinds)}")
     pool = max(POOL, 3 * k)
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)

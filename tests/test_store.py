@@ -336,3 +336,27 @@ def test_unusable_paths_give_clear_errors(repo: Path) -> None:
     (repo / ".git" / "memgit").write_text("in the way")
     with pytest.raises(MemgitError, match="write lock"):
         memgit.open(repo).init()
+
+
+def test_update_refuses_empty_title_and_unknown_kind(mem) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("a fact").memory
+    with pytest.raises(MemgitError, match="title cannot be empty"):
+        mem.update(m.id, title="  ")
+    with pytest.raises(MemgitError, match="unknown kind 'gossip'"):
+        mem.update(m.id, kind="gossip")
+    with pytest.raises(MemgitError, match="unknown kind 'gossip'"):
+        mem.list(kind="gossip")
+    with pytest.raises(MemgitError, match="give a memory id"):
+        mem.get(None)
+
+
+def test_rollback_to_the_same_content_is_a_no_op(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("unchanged").memory
+    before = log(repo)
+    assert mem.rollback(m.id, "HEAD") is None
+    assert log(repo) == before
+
+
+def test_empty_memory_dir_is_refused(repo: Path) -> None:
+    with pytest.raises(MemgitError, match="needs a folder"):
+        memgit.open(repo, memory_dir="")
