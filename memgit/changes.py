@@ -170,12 +170,11 @@ class Detector:
                     continue
                 if not name.endswith(".md"):
                     continue
-                link = entry.is_symlink()
-                if link and not self.store._inside(entry.path):
-                    continue
+                if entry.is_symlink():
+                    continue  # never a memory (see Store.iter_files)
                 seen.add(rel)
                 before = known.get(rel)
-                if (not stat_all and not link and before is not None and before[1] != -1
+                if (not stat_all and before is not None and before[1] != -1
                         and before[2] == entry.inode()):
                     continue  # same file as before: in-place edits are the rolling check's job
                 st = entry.stat()

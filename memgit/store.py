@@ -49,7 +49,7 @@ class Store:
     # -- finding -------------------------------------------------------------------------
 
     def iter_files(self) -> Iterator[FileStat]:
-        """Every `*.md` under the folder, skipping hidden folders and escaping symlinks."""
+        """Every `*.md` under the folder, skipping hidden folders and symlinks."""
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -58,7 +58,9 @@ class Store:
                     continue
                 full = os.path.join(dirpath, name)
                 try:
-                    if os.path.islink(full) and not self._inside(full):
+                    # A symlink is never a memory: one pointing outside could leak a file into
+                    # the store, one pointing inside would be the same memory twice.
+                    if os.path.islink(full):
                         continue
                     st = os.stat(full)
                 except OSError:
