@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import click
 
@@ -120,13 +121,16 @@ def remember(
     as_json: bool,
 ) -> None:
     """Save a memory (text from the argument, --file, stdin, or --edit) as one commit."""
+    draft = None
     if use_editor:
-        from memgit.template import template
+        from memgit.template import strip_template, template
 
-        edited = click.edit(template(kind), extension=".md")
-        if edited is None:
+        draft = click.edit(template(kind), extension=".md")
+        if draft is None:
             raise MemgitError("the editor was closed without saving; nothing remembered")
-        text = _strip_comments(edited)
+        text = strip_template(draft, kind)
+        if not text:
+            raise MemgitError("nothing was written in the editor; nothing remembered")
     elif file_ is not None:
         if text is not None:
             raise click.UsageError("give the text as an argument or with --file, not both")
@@ -136,21 +140,25 @@ def remember(
             raise click.UsageError("give the text as an argument, with --file, on stdin, or use --edit")
         text = _read_text(sys.stdin.buffer, "stdin")
     mem = _open(ctx)
-    result = mem.remember(
-        text or "",
-        title=title,
-        kind=kind,
-        entity=entity,
-        source=source,
-        confidence=confidence,
-        task_id=task_id,
-        tags=tags,
-        force=force,
-        allow_secret=allow_secret,
-        commit=not no_commit,
-    )
+    with _keeping(draft):
+        result = mem.remember(
+            text or "",
+            title=title,
+            kind=kind,
+            entity=entity,
+            source=source,
+            confidence=confidence,
+            task_id=task_id,
+            tags=tags,
+            force=force,
+            allow_secret=allow_secret,
+            commit=not no_commit,
+        )
     if as_json:
-        _json({"created": result.created, "duplicate_of": result.duplicate_of, "commit": result.commit, **result.memory.to_dict()})
+        _json({
+            "created": result.created, "duplicate_of": result.duplicate_of, "commit": result.commit,
+            **result.memory.to_dict(), "path": mem.rel_path(result.memory),
+        })
     else:
         click.echo(result.memory.id)
     if not result.created:
@@ -166,8 +174,17 @@ def _read_text(stream: Any, name: str) -> str:
         raise MemgitError(f"{name} is not UTF-8 text (byte {exc.start}); memories are UTF-8") from None
 
 
-def _strip_comments(text: str) -> str:
-    return "\n".join(line for line in text.splitlines() if not line.startswith("#:")).strip()
+@contextmanager
+def _keeping(draft: str | None) -> Iterator[None]:
+    """If saving what the user typed in $EDITOR fails, keep it in a file and say where."""
+    try:
+        yield
+    except MemgitError as exc:
+        if draft is None:
+            raise
+        from memgit.template import save_draft
+
+        raise MemgitError(f"{exc} (what you wrote is kept in {save_draft(draft)})") from None
 
 
 def _show_text(mem: "Memgit", memory: "Memory") -> str:
@@ -241,7 +258,8 @@ def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, enti
     if edited is None:
         click.echo("no change", err=True)
         return
-    result = mem.edit_text(memory.id, edited, commit=not no_commit, allow_secret=allow_secret)
+    with _keeping(edited):
+        result = mem.edit_text(memory.id, edited, commit=not no_commit, allow_secret=allow_secret)
     click.echo(f"edited {memory.id}" if result else "no change", err=True)
 
 

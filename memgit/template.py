@@ -6,6 +6,7 @@ tree's `templates/`.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from memgit.errors import MemgitError
@@ -33,3 +34,18 @@ def templates_dir() -> Path:
 def template(kind: str) -> str:
     text = (templates_dir() / "memory.md").read_text(encoding="utf-8")
     return text.format(kind=kind, heading=_HEADINGS.get(kind, "<title>"))
+
+
+def strip_template(edited: str, kind: str) -> str:
+    """What the user wrote: the edited text without `#:` comments and untouched placeholders."""
+    untouched = {line for line in template(kind).splitlines() if line.strip()}
+    kept = [line for line in edited.splitlines() if not line.startswith("#:") and line not in untouched]
+    return "\n".join(kept).strip()
+
+
+def save_draft(text: str) -> Path:
+    """Keep text the user typed in $EDITOR that could not be saved, so it is not lost."""
+    fd, name = tempfile.mkstemp(prefix="memgit-draft-", suffix=".md")
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return Path(name)

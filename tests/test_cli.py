@@ -81,6 +81,24 @@ def test_remember_with_editor_uses_the_template(repo: Path, monkeypatch: pytest.
     assert json.loads(run("list", "--json", cwd=repo).stdout)[0]["title"] == "Edited title"
 
 
+def test_editor_placeholders_are_dropped_and_a_failed_draft_is_kept(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    run("init", cwd=repo)
+    editor = tmp_path / "append.sh"
+    editor.write_text("#!/bin/sh\nprintf 'Real title\\n' >> \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    assert run("remember", "--edit", "--kind", "lesson", cwd=repo).exit_code == 0
+    assert json.loads(run("list", "--json", cwd=repo).stdout)[0]["title"] == "Real title"
+    editor.write_text("#!/bin/sh\nprintf 'key AKIAZ7Q2LMNOPQRSTUV4\\n' > \"$1\"\n")
+    result = run("remember", "--edit", cwd=repo)
+    assert result.exit_code == 1 and "what you wrote is kept in" in result.stderr
+    kept = Path(result.stderr.split("kept in ")[1].split(")")[0])
+    assert "AKIAZ7Q2LMNOPQRSTUV4" in kept.read_text()
+    kept.unlink()
+
+
 def test_errors_go_to_stderr_with_exit_1(repo: Path, tmp_path: Path) -> None:
     result = run("list", cwd=tmp_path)
     assert (result.exit_code, result.stdout) == (1, "")
