@@ -372,8 +372,7 @@ class Memgit:
         """The memory's commits, newest first, with the front-matter fields each changed."""
         self._require_store()
         repo = self._require_repo()
-        memory = self.get(ref)
-        revisions = gitrepo.history(repo, self.memory_dir / memory.path)
+        revisions = gitrepo.history(repo, self._path_in_history(repo, ref))
         changes: list[Change] = []
         versions: list[Memory | None] = []
         for revision in revisions:
@@ -393,25 +392,53 @@ class Memgit:
         self._require_store()
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
-            memory = self.get(ref, memories=self.store.load().memories)
             sha = gitrepo.resolve(repo, to)
             under = os.path.relpath(self.memory_dir, repo.root)
-            candidates = gitrepo.grep_id(repo, sha, memory.id, under) or [os.path.join(under, memory.path)]
-            data = None
+            try:
+                current: Memory | None = self.get(ref, memories=self.store.load().memories)
+            except MemgitError:
+                current = None  # deleted (forget --hard)? Look for it at `to`.
+                if not fmt.ID_RE.match(ref.strip()):
+                    raise
+            memory_id = current.id if current else ref.strip()
+            candidates = gitrepo.grep_id(repo, sha, memory_id, under)
+            if current is not None:
+                candidates.append(os.path.join(under, current.path))
+            data, found = None, None
             for candidate in candidates:
                 data = gitrepo.show(repo, sha, candidate)
                 if data is not None:
+                    found = candidate
                     break
-            if data is None:
-                raise MemgitError(f"{memory.id} did not exist at {to}; see 'memgit history {memory.id}'")
-            old = fmt.parse(data, memory.path, self.config.kinds)
-            if old.id != memory.id:
-                raise MemgitError(f"at {to} that file held {old.id}, not {memory.id}")
-            if self.store.path_of(memory.path).read_bytes() == data:
+            if data is None or found is None:
+                raise MemgitError(f"{memory_id} did not exist at {to}; see 'memgit history {memory_id}'")
+            rel = current.path if current else Path(os.path.relpath(repo.root / found, self.memory_dir)).as_posix()
+            old = fmt.parse(data, rel, self.config.kinds)
+            if old.id != memory_id:
+                raise MemgitError(f"at {to} that file held {old.id}, not {memory_id}")
+            target = self.store.path_of(rel)
+            if current is None and target.exists():
+                rel = self.store.new_path(old)
+                target = self.store.path_of(rel)
+            if target.exists() and target.read_bytes() == data:
                 return None
-            path = self.store.write_text(memory.path, data.decode("utf-8"))
-            self._commit([path], f'memory: roll back "{_short(memory.title)}" to {sha[:10]}', commit)
-            return replace(old, path=memory.path)
+            path = self.store.write_text(rel, data.decode("utf-8"))
+            verb = "roll back" if current else "restore"
+            self._commit([path], f'memory: {verb} "{_short(old.title)}" to {sha[:10]}', commit)
+            return replace(old, path=rel)
+
+    def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
+        """The file of a memory, or of a deleted one (by its id) as it was last committed."""
+        try:
+            return self.memory_dir / self.get(ref).path
+        except MemgitError:
+            if not fmt.ID_RE.match(ref.strip()):
+                raise
+            under = os.path.relpath(self.memory_dir, repo.root)
+            path = gitrepo.deleted_path(repo, ref.strip(), under)
+            if path is None:
+                raise
+            return repo.root / path
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""

@@ -296,6 +296,9 @@ def history(ctx: click.Context, ref: str, as_json: bool) -> None:
         click.echo(f"{c.revision.sha[:10]} {c.revision.date} {c.revision.subject}")
         if number == len(changes) - 1:
             continue  # the first version: every field is new
+        if c.fields and all(new is None for _, new in c.fields.values()):
+            click.echo("    (file deleted)")
+            continue
         for name, (old, new) in c.fields.items():
             click.echo(f"    {name}: {_plain(old)!r} -> {_plain(new)!r}")
         if c.body_changed:

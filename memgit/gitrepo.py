@@ -237,3 +237,13 @@ def grep_id(repo: Repo, rev: str, memory_id: str, under: str) -> list[str]:
     result = _run(["grep", "-l", "-E", "-e", pattern, rev, "--", under], repo.root)
     prefix = f"{rev}:"
     return [line.removeprefix(prefix) for line in result.stdout.splitlines() if line]
+
+
+def deleted_path(repo: Repo, memory_id: str, under: str) -> str | None:
+    """The path (from the repository root) of the newest deleted file that declared this id."""
+    escaped = memory_id.replace(".", r"\.")
+    result = _run(
+        ["log", "--diff-filter=D", "--name-only", "--format=", "-G", f"^id: *['\"]?{escaped}['\"]? *$", "--", under],
+        repo.root,
+    )
+    return next((line for line in result.stdout.splitlines() if line.strip()), None)

@@ -360,3 +360,15 @@ def test_rollback_to_the_same_content_is_a_no_op(mem, repo: Path) -> None:  # ty
 def test_empty_memory_dir_is_refused(repo: Path) -> None:
     with pytest.raises(MemgitError, match="needs a folder"):
         memgit.open(repo, memory_dir="")
+
+
+def test_history_and_restore_after_a_hard_forget(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("deleted on purpose").memory
+    kept = git(repo, "rev-parse", "HEAD").strip()
+    mem.forget(m.id, hard=True)
+    subjects = [c.revision.subject for c in mem.history(m.id)]
+    assert subjects == ['memory: forget "deleted on purpose" (deleted)', 'memory: add "deleted on purpose"']
+    restored = mem.rollback(m.id, kept)
+    assert restored is not None and restored.path == m.path
+    assert mem.get(m.id).title == "deleted on purpose"
+    assert log(repo)[0].startswith('memory: restore "deleted on purpose" to ')
