@@ -120,7 +120,7 @@ def test_lint_lists_every_problem(repo: Path) -> None:
     assert result.stdout.splitlines() == [
         "a.md:3: 'confidence' is 2; it must be from 0 to 1",
         "a.md:4: unknown kind 'rumour'; use one of fact, preference, convention, decision, lesson, skill, checkpoint, summary",
-        "b.md:3: invalid YAML front-matter: expected the node content, but found '<stream end>'",
+        "b.md:3: invalid YAML front-matter: did not find expected node content",
     ]
     assert result.stderr == "3 problem(s)\n"
 

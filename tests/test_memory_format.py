@@ -91,7 +91,7 @@ def test_problems_name_line_and_reason(text: str, line: int, reason: str) -> Non
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ('---\ntitle: "bad \\uD800 x"\n---\nbody\n', "not valid Unicode"),
+        ('---\ntitle: "bad \\uD800 x"\n---\nbody\n', "Unicode"),
         ("---\ntitle: t\n---\nnul \x00 here\n", "control character (U+0000)"),
         ("---\ntitle: \"esc \\e[31m\"\n---\n", "control character (U+001B)"),
         ("---\ntitle: d\nx: " + "[" * 400 + "]" * 400 + "\n---\n", "nests too deeply"),
