@@ -1,7 +1,7 @@
 """The SQLite index: a rebuildable cache of the memory files, searched three ways.
 
 Files are the truth. The index lives in `<git-dir>/memgit/index.db` and holds the memories'
-front-matter and body, an FTS5 table, a sqlite-vec `vec0` table and an `anchors` table
+front-matter and body, an FTS5 table, the vector tables and an `anchors` table
 (exact keys for paths, `path::symbol`, identifiers, versions). A deleted or corrupt
 database is rebuilt silently (one line on stderr); a read-only or locked git dir gets a
 fresh in-memory index that answers from keywords and anchors and says why.
@@ -126,7 +126,7 @@ class Index:
             try:
                 conn = sq.connect(self._sq, str(path))
                 self._check_fts(conn)
-                self.vectors.attach(conn)  # before migrating: dropping vec0 needs the extension
+                self.vectors.attach(conn)  # before migrating: the 2 -> 3 upgrade reads the old vec0 table
                 sq.migrate(conn)
                 conn.execute("SELECT count(*) FROM meta").fetchone()
                 return conn

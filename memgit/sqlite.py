@@ -6,6 +6,13 @@ schema has to be created or migrated. The driver is `pysqlite3` when installed (
 load extensions and has FTS5), else the standard library's `sqlite3`. sqlite-vec is loaded
 from its file, found without importing the `sqlite_vec` package (that import pulls in
 numpy typing, ~100 ms).
+
+Vectors live in two plain tables, not in a sqlite-vec `vec0` table: `vectors` holds each
+memory's float32 embedding (the truth) and `vector_bits` its sign bits
+(`vec_quantize_binary`) for a hamming pre-selection; sqlite-vec's scalar functions do the
+arithmetic (see `memgit.channels.vector`). vec0 0.1.9 was too slow for that two-stage
+search: its KNN costs O(rows x k) (hamming top-500 over 100k: 68 ms), and a rowid lookup
+costs 25-180 us, so rescoring 500 candidates took 12-90 ms; on a plain table it is ~1 ms.
 """
 
 from __future__ import annotations
@@ -17,13 +24,21 @@ from types import ModuleType
 from typing import Any
 
 #: Bump when the schema changes; `migrate()` takes any older index up to it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Milliseconds a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 5000
 #: FTS5 columns and their bm25() weights: a word in the title counts three times one in the body.
 FTS_COLUMNS = ("title", "body", "tags", "entity")
 FTS_WEIGHTS = (3.0, 1.0, 2.0, 2.0)
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: The vector tables, keyed by `memories.doc`. `bits` is NULL when the dimension is not a
+#: multiple of 8 (vec_quantize_binary needs that); such vectors are only searched exactly.
+VECTOR_TABLES = (
+    "CREATE TABLE vectors (doc INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
+    "CREATE TABLE vector_bits (doc INTEGER PRIMARY KEY, bits BLOB)",
+)
+#: The sign bits of the float32 vector bound to `?1` (NULL if its dimension is not a multiple of 8).
+BITS_OF = "CASE WHEN length(?1) % 32 = 0 THEN vec_quantize_binary(?1) END"
 
 Connection = Any  # pysqlite3's or sqlite3's Connection: the two share an interface, not a type
 
@@ -116,7 +131,8 @@ def migrate(conn: Connection) -> None:
 
     The index is a cache, so an index of any other version (older, or from a newer
     memgit) is dropped and recreated: `sync` refills it from the files. Version history:
-    1 (first), 2 (`files.ino`: inode numbers for change detection).
+    1 (first), 2 (`files.ino`: inode numbers for change detection), 3 (vectors in plain
+    tables instead of vec0). 2 -> 3 is done in place so that no memory is embedded again.
     """
     version = user_version(conn)
     if version == SCHEMA_VERSION:
@@ -127,15 +143,51 @@ def migrate(conn: Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = user_version(conn)  # another process may have migrated meanwhile
-        if version != SCHEMA_VERSION:
+        if version != SCHEMA_VERSION and not (version == 2 and _upgrade_2(conn)):
             if version != 0:
                 _drop_all(conn)
             _create(db)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _upgrade_2(conn: Connection) -> bool:
+    """2 -> 3: copy the vectors out of the vec0 table `memories_vec` into `VECTOR_TABLES`
+    and derive their bits in SQL (100k vectors: ~4 s). False when that needs
+    sqlite-vec and it is not loaded: the caller rebuilds the whole index instead."""
+    has_vec0 = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone() is not None
+    if has_vec0 and not _vec_loaded(conn):
+        return False
+    for sql in VECTOR_TABLES:
+        conn.execute(sql)
+    stale = conn.execute("SELECT 1 FROM meta WHERE key = 'vec_stale'").fetchone() is not None
+    if has_vec0:
+        if not stale:  # vec_stale: version 2 could not delete from vec0; its vectors are not to be trusted
+            # Through a temp table: reading vec0 while writing the same database took 16 s
+            # for 100k vectors, reading it first 1 s (and the whole upgrade ~4 s).
+            conn.execute("CREATE TEMP TABLE old_vectors AS SELECT rowid AS doc, embedding FROM memories_vec")
+            conn.execute("INSERT INTO vectors (doc, embedding) SELECT doc, embedding FROM temp.old_vectors")
+            conn.execute("DROP TABLE temp.old_vectors")
+            conn.execute("DELETE FROM vectors WHERE doc NOT IN "
+                         "(SELECT doc FROM memories WHERE vec_sha IS NOT NULL)")
+            bits = BITS_OF.replace("?1", "embedding")
+            conn.execute(f"INSERT INTO vector_bits (doc, bits) SELECT doc, {bits} FROM vectors")
+        conn.execute("DROP TABLE memories_vec")
+    conn.execute("UPDATE memories SET vec_sha = NULL "
+                 "WHERE vec_sha IS NOT NULL AND doc NOT IN (SELECT doc FROM vectors)")
+    conn.execute("DELETE FROM meta WHERE key = 'vec_stale'")
+    return True
+
+
+def _vec_loaded(conn: Connection) -> bool:
+    try:
+        conn.execute("SELECT vec_version()").fetchone()
+        return True
+    except Exception:  # the driver's OperationalError: no such function
+        return False
 
 
 def _drop_all(conn: Connection) -> None:
@@ -167,7 +219,7 @@ def _create(db: Any) -> None:
     db["dirs"].create({"rel": str, "mtime_ns": int}, pk="rel")
     db["memories"].create(
         {
-            "doc": int,  # stable integer key shared with the FTS5 and vec0 tables
+            "doc": int,  # stable integer key shared with the FTS5 and vector tables
             "id": str,
             "rel": str,
             "title": str,
@@ -197,6 +249,8 @@ def _create(db: Any) -> None:
     db["memories"].create_index(["title_key"])
     db["memories"].create_index(["task_id"])
     db["memories"].create_index(["vec_sha"])
+    for sql in VECTOR_TABLES:
+        db.execute(sql)
     db["anchors"].create({"anchor_key": str, "doc": int})
     db["anchors"].create_index(["anchor_key"])
     db["anchors"].create_index(["doc"])

@@ -1,13 +1,16 @@
-"""The index's vectors: the embedder's lifecycle, the vec0 table, and embedding what is pending.
+"""The index's vectors: the embedder's lifecycle, the vector tables, and embedding what is pending.
 
 Vectors are optional: they need sqlite-vec (loaded by path into the index's connection)
 and an embedder other than "none". Whatever is missing, `reason()` says why the vector
 channel is off, once on stderr, and recall works on keywords and anchors.
 
 A memory's vector is keyed by the index's integer `doc` and stamped with the sha1 of the
-text it was computed from (`memories.vec_sha`; NULL = pending). A change that leaves the
-title and body alone (status, tags, a rename) keeps the vector. The embedder's id and
-dimension are recorded in `meta`; a different id drops every vector and re-embeds.
+text it was computed from (`memories.vec_sha`; NULL = pending). It is stored twice: the
+float32 embedding in `vectors` and its sign bits in `vector_bits` (see `memgit.sqlite`
+and, for the search, `memgit.channels.vector`). Both are plain tables, so deleting works
+even when sqlite-vec is missing. A change that leaves the title and body alone (status,
+tags, a rename) keeps the vector. The embedder's id and dimension are recorded in
+`meta`; a different id drops every vector and re-embeds.
 
 Embedding is the slow part (~35 ms of CPU per memory with MiniLM), so recall never waits
 for many: "auto" embeds at most `AUTO_EMBED_MAX` pending memories during a call and
@@ -85,9 +88,6 @@ class Vectors:
         """Why the vector channel is off, or None when it is on."""
         return self._setup or self._failed
 
-    def has_table(self) -> bool:
-        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone() is not None
-
     def pending(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories WHERE vec_sha IS NULL").fetchone()[0])
 
@@ -124,15 +124,13 @@ class Vectors:
             if stored != current or self._changed():
                 if stored[0] is not None and stored != current:
                     index.warn(f"the embedder changed ({stored[0]} -> {current[0]}); re-embedding memories")
-                if stored != current or index._meta("vec_stale") is not None or not self.has_table():
-                    self.conn.execute("DROP TABLE IF EXISTS memories_vec")
+                if stored != current:
+                    self.conn.execute("DELETE FROM vectors")
+                    self.conn.execute("DELETE FROM vector_bits")
                     self.conn.execute("UPDATE memories SET vec_sha = NULL")
-                    self.conn.execute(f"CREATE VIRTUAL TABLE memories_vec USING vec0(embedding float[{current[1]}] "
-                                      "distance_metric=cosine)")
                 index._set_meta("embedder_id", current[0])
                 index._set_meta("vec_dim", current[1])
                 index._set_meta("embedder_name", self.name)
-                index._set_meta("vec_stale", None)
             index._commit()
         except BaseException:
             index._rollback()
@@ -140,18 +138,14 @@ class Vectors:
 
     def _changed(self) -> bool:
         """The configured embedder is not (known to be) the one the vectors came from."""
-        return self.index._meta("embedder_name") != self.name or self.index._meta("vec_stale") is not None
+        return self.index._meta("embedder_name") != self.name
 
     # -- writing -----------------------------------------------------------------------------
 
     def delete(self, doc: int) -> None:
         """Forget one memory's vector (inside the caller's transaction)."""
-        if self.has_table():
-            if self.extension is None:
-                self.conn.execute("DELETE FROM memories_vec WHERE rowid = ?", (doc,))
-            else:  # vec0 cannot be touched without its extension: re-embed all when it is back
-                self.index._set_meta("vec_stale", "1")
-                self.conn.execute("UPDATE memories SET vec_sha = NULL")
+        self.conn.execute("DELETE FROM vectors WHERE doc = ?", (doc,))
+        self.conn.execute("DELETE FROM vector_bits WHERE doc = ?", (doc,))
         self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
 
     def embed_pending(self, report: SyncReport, mode: str, progress: Progress | None) -> None:
@@ -200,9 +194,11 @@ class Vectors:
                 now = self.conn.execute("SELECT sha, vec_sha FROM memories WHERE doc = ?", (doc,)).fetchone()
                 if now is None or now[0] != sha or now[1] is not None:
                     continue  # changed or embedded by another process meanwhile
-                self.conn.execute("DELETE FROM memories_vec WHERE rowid = ?", (doc,))
-                self.conn.execute("INSERT INTO memories_vec(rowid, embedding) VALUES (?, ?)",
-                                  (doc, vector.astype("float32").tobytes()))
+                blob = vector.astype("float32").tobytes()
+                self.conn.execute("INSERT OR REPLACE INTO vectors (doc, embedding) VALUES (?, ?)",
+                                  (doc, blob))
+                self.conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
+                                  (blob, doc))
                 self.conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
                 stored += 1
             index._commit()
@@ -214,13 +210,11 @@ class Vectors:
     # -- reading -----------------------------------------------------------------------------
 
     def query_vector(self, query: str) -> bytes | None:
-        """The query's embedding as vec0 wants it, or None when the channel cannot run."""
+        """The query's embedding as float32 bytes, or None when the channel cannot run."""
         if not self.on:
             return None
-        if self.conn.execute("SELECT 1 FROM memories WHERE vec_sha IS NOT NULL LIMIT 1").fetchone() is None:
+        if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
             return None  # no vectors yet (all pending): the channel cannot say anything
-        if not self.has_table():
-            return None
         text = query[:EMBED_CHARS]
         warm = self.index.warm and self._embedder is None and not self._changed()
         if warm:

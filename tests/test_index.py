@@ -413,7 +413,7 @@ def test_schema_version_and_migration_from_a_newer_index(folder: Path) -> None:
     index = make(folder)  # a cache from another version: dropped and rebuilt
     index.sync()
     assert keyword_ids(index, "versioned") == ["m-a"]
-    assert index.status()["schema_version"] == 2
+    assert index.status()["schema_version"] == 3
 
 
 # -- search -------------------------------------------------------------------------------
