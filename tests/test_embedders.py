@@ -139,3 +139,17 @@ def test_import_is_lazy() -> None:
         "assert ok and not heavy, (why, heavy)\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_quick_start_gives_the_same_vectors_and_switches_for_batches() -> None:
+    from memgit.embedders import MiniLMEmbedder
+
+    quick = MiniLMEmbedder(quick_start=True)
+    full = MiniLMEmbedder(quick_start=False)
+    text = "parse_config returns a tuple (path, Config)"
+    first = quick.embed_query(text)  # the unoptimised session: a cold CLI call's one query
+    assert float(first @ full.embed_query(text)) > 0.9999
+    session = quick._session
+    quick.embed([text, "another"])  # a batch: now the optimised session
+    assert quick._session is not session
+    assert float(quick.embed_query(text) @ first) > 0.9999
