@@ -9,7 +9,7 @@ import builtins  # `Memgit.list` shadows the builtin inside the class
 import hashlib
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
