@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins  # `Memgit.list` shadows the builtin inside the class
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -224,9 +225,10 @@ class Memgit:
                 if existing.active and fmt.normalized_text(existing.title, existing.body) == key:
                     # If an earlier attempt wrote it but its commit failed (a hook, no git
                     # identity), this run finishes the job.
-                    sha = self._commit(
-                        [self.memory_dir / existing.path], f'memory: add "{_short(existing.title)}"', commit
-                    )
+                    path = self.memory_dir / existing.path
+                    sha = None
+                    if not gitrepo.committed(repo, path):  # never touch a committed file's edits
+                        sha = self._commit([path], f'memory: add "{_short(existing.title)}"', commit)
                     return Remembered(existing, created=False, commit=sha)
             stamp = now()
             memory = Memory(
@@ -321,20 +323,29 @@ class Memgit:
                 changes["title"] = " ".join(str(changes["title"]).split())
                 if not changes["title"]:
                     raise MemgitError("the title cannot be empty")
+            if changes.get("task_id") is not None and "\n" in str(changes["task_id"]):
+                raise MemgitError("task id must be one line")
+            if "source" in changes and changes["source"] not in fmt.SOURCES:
+                raise MemgitError(f"unknown source {changes['source']!r}; use one of {', '.join(fmt.SOURCES)}")
             if "kind" in changes and changes["kind"] not in self.config.kinds:
                 raise MemgitError(f"unknown kind {changes['kind']!r}; use one of {', '.join(self.config.kinds)}")
             updated = replace(memory, **changes, updated=now())
             return self._replace(memory, updated, f'memory: edit "{_short(updated.title)}"', commit, allow_secret)
 
-    def edit_text(self, ref: str, text: str, *, commit: bool = True, allow_secret: bool = False) -> Memory | None:
+    def edit_text(
+        self, ref: str, text: str, *, commit: bool = True, allow_secret: bool = False, base: Memory | None = None
+    ) -> Memory | None:
         """Replace a memory's file with edited text (what `memgit edit` does after $EDITOR).
 
-        Returns None when the text is unchanged. The id must stay the same.
+        Returns None when the text is unchanged. The id must stay the same. `base` is the
+        memory the text was edited from: if the memory changed since, nothing is written.
         """
         self._require_store()
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
             memory = self.get(ref)
+            if base is not None and memory != base:
+                raise MemgitError(f"{memory.id} changed while you were editing it; nothing was written")
             edited = fmt.parse(text, memory.path, self.config.kinds)
             if edited.id != memory.id:
                 raise MemgitError(f"the id changed ({memory.id} → {edited.id}); ids are stable, keep {memory.id}")
@@ -358,8 +369,12 @@ class Memgit:
         with gitrepo.write_lock(repo):
             memory = self.get(ref)
             if hard:
+                known = gitrepo.tracked(repo, self.memory_dir / memory.path)
                 path = self.store.delete(memory.path)
-                self._commit([path], f'memory: forget "{_short(memory.title)}" (deleted)', commit)
+                if known:
+                    self._commit([path], f'memory: forget "{_short(memory.title)}" (deleted)', commit)
+                else:
+                    self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
                 return memory
             if not memory.active:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
@@ -646,10 +661,15 @@ def _field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[An
 
 def _declares_id(raw: bytes) -> bool:
     text = raw.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
-    if not text.startswith("---"):
+    opening = _FENCE.match(text)
+    if opening is None:
         return False
-    front = text[3:].split("\n---", 1)[0]
+    front = text[opening.end() :].split("\n---", 1)[0]
     return any(line.startswith("id:") for line in front.splitlines())
+
+
+#: An opening front-matter fence as memory.check accepts it (`---`, `----`, trailing blanks).
+_FENCE = re.compile(r"-{3,}[ \t]*\r?\n")
 
 
 def _insert_id(text: str, memory_id: str) -> str:
@@ -657,8 +677,7 @@ def _insert_id(text: str, memory_id: str) -> str:
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     text = text.removeprefix(bom)
     newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
-    if text.startswith("---" + newline):
-        return f"{bom}---{newline}id: {memory_id}{newline}" + text[3 + len(newline) :]
+    opening = _FENCE.match(text)
+    if opening is not None:
+        return f"{bom}{opening.group()}id: {memory_id}{newline}" + text[opening.end() :]
     return f"{bom}---{newline}id: {memory_id}{newline}---{newline}{newline}" + text
-
-

@@ -49,6 +49,9 @@ def _json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+#: Memories injected by `recall --format markdown` unless -k says otherwise (the brief: top 3).
+MARKDOWN_K = 3
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 no_commit_option = click.option(
     "--no-commit", is_flag=True, help="Stage the change instead of committing it (commit it with your own work)."
@@ -259,7 +262,7 @@ def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, enti
         click.echo("no change", err=True)
         return
     with _keeping(edited):
-        result = mem.edit_text(memory.id, edited, commit=not no_commit, allow_secret=allow_secret)
+        result = mem.edit_text(memory.id, edited, commit=not no_commit, allow_secret=allow_secret, base=memory)
     click.echo(f"edited {memory.id}" if result else "no change", err=True)
 
 
@@ -402,10 +405,10 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     if not query.strip():
         raise click.UsageError("the query is empty: say what to recall, e.g. memgit recall 'how are configs parsed?'")
     fmt = "json" if as_json else fmt
-    if fmt == "markdown":
-        k = k or 3
-        budget = budget or 600
     mem = _open(ctx)
+    if fmt == "markdown":
+        k = k or MARKDOWN_K
+        budget = budget or mem.config.recall_budget
     hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
                       budget_tokens=None if fmt == "markdown" else budget, include_archived=include_archived)
     if fmt == "json":
@@ -413,7 +416,7 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     elif fmt == "markdown":
         from memgit.recall import format_markdown
 
-        text = format_markdown(hits, budget=budget or 600)
+        text = format_markdown(hits, budget=budget or mem.config.recall_budget)
         if text:
             click.echo(text)
     else:

@@ -273,13 +273,13 @@ def _load_plugin(spec: str, options: dict[str, Any]) -> Embedder:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+    except Exception as exc:  # a broken plug-in must not break recall: vectors go off instead
         raise MemgitError(f"Cannot load embedder {spec!r}: {exc}.") from exc
     # A class has `embed`/`id` attributes too, so only a non-type object counts as ready.
     if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Embedder)):
         try:
             obj = obj(**options)
-        except TypeError as exc:
+        except Exception as exc:  # the plug-in's own constructor: any failure means "not usable"
             raise MemgitError(f"Cannot create embedder {spec!r}: {exc}.") from exc
     if not isinstance(obj, Embedder):
         raise MemgitError(

@@ -42,7 +42,8 @@ class Revision:
 def _run(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+            ["git", "--literal-pathspecs", *args], cwd=cwd, capture_output=True, text=True, check=False,
+            stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError:
         raise MemgitError("git is not installed or not on PATH; install git first") from None
@@ -128,7 +129,8 @@ def _execute(repo: Repo, args: list[str]) -> tuple[int, str, str]:
     while True:
         try:
             status, out, err = _git(repo).execute(
-                ["git", *args], with_extended_output=True, with_exceptions=False
+                # Memory paths are file names, never globs: `notes[1].md` must not match `notes1.md`.
+                ["git", "--literal-pathspecs", *args], with_extended_output=True, with_exceptions=False
             )
         except git.GitCommandNotFound:
             raise MemgitError("git is not installed or not on PATH; install git first") from None
@@ -214,9 +216,13 @@ def history(repo: Repo, path: Path) -> list[Revision]:
 
 def show(repo: Repo, rev: str, rel_path: str) -> bytes | None:
     """A file's content at a revision, or None when it did not exist there."""
-    result = subprocess.run(
-        ["git", "show", f"{rev}:{rel_path}"], cwd=repo.root, capture_output=True, check=False
-    )
+    try:
+        result = subprocess.run(
+            ["git", "show", f"{rev}:{rel_path}"], cwd=repo.root, capture_output=True, check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise MemgitError("git is not installed or not on PATH; install git first") from None
     return result.stdout if result.returncode == 0 else None
 
 
@@ -247,3 +253,15 @@ def deleted_path(repo: Repo, memory_id: str, under: str) -> str | None:
         repo.root,
     )
     return next((line for line in result.stdout.splitlines() if line.strip()), None)
+
+
+def committed(repo: Repo, path: Path) -> bool:
+    """Whether `path` is in the HEAD commit (False on a repository with no commits)."""
+    rel = os.path.relpath(path, repo.root).replace(os.sep, "/")
+    return _run(["cat-file", "-e", f"HEAD:{rel}"], repo.root).returncode == 0
+
+
+def tracked(repo: Repo, path: Path) -> bool:
+    """Whether git knows `path` (committed or staged)."""
+    rel = os.path.relpath(path, repo.root)
+    return _run(["ls-files", "--error-unmatch", "--", rel], repo.root).returncode == 0

@@ -260,6 +260,10 @@ def format_markdown(hits: Sequence[Hit], budget: int = 600, per_memory: int = PE
 # -- usage log ----------------------------------------------------------------------------
 
 
+#: The recall log is rotated past this size (an agent's hooks recall on every prompt).
+MAX_LOG_BYTES = 5_000_000
+
+
 def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | None = None) -> None:
     """Append one line to `path` (`<git-dir>/memgit/recalls.jsonl`): when, what, what came back.
 
@@ -274,6 +278,8 @@ def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | No
     }, ensure_ascii=False)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, path.with_suffix(".jsonl.1"))  # keep one older file, not forever
         # One write() of a line under PIPE_BUF-ish size with O_APPEND: concurrent recalls
         # do not interleave within a line.
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -130,20 +130,30 @@ class Store:
 
     def write_text(self, rel: str, text: str) -> Path:
         path = self.path_of(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=path.parent)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=path.parent)
+        except OSError as exc:
+            raise MemgitError(f"cannot write {path} ({exc.strerror or exc}); check permissions and disk space") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise MemgitError(
+                    f"cannot write {path} ({exc.strerror or exc}); check permissions and disk space"
+                ) from None
             raise
         return path
 
     def delete(self, rel: str) -> Path:
         path = self.path_of(rel)
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise MemgitError(f"cannot delete {path} ({exc.strerror or exc})") from None
         return path

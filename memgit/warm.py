@@ -94,8 +94,11 @@ def spawn(embedder_name: str) -> None:
     if not _private_folder(socket_path(embedder_name).parent):
         return
     try:
+        # -I and a cwd of our own: `-m` would otherwise put the current folder (a repository
+        # someone cloned) first on sys.path, and a `numpy.py` there would run.
         subprocess.Popen(
-            [sys.executable, "-m", "memgit.warm", embedder_name],
+            [sys.executable, "-I", "-m", "memgit.warm", embedder_name],
+            cwd=socket_path(embedder_name).parent,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -372,3 +372,50 @@ def test_history_and_restore_after_a_hard_forget(mem, repo: Path) -> None:  # ty
     assert restored is not None and restored.path == m.path
     assert mem.get(m.id).title == "deleted on purpose"
     assert log(repo)[0].startswith('memory: restore "deleted on purpose" to ')
+
+
+def test_glob_like_file_names_are_literal(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".memory" / "notes1.md").write_text("---\ntitle: other notes\n---\nuser's draft\n")
+    (repo / ".memory" / "notes[1].md").write_text("---\ntitle: bracket notes\n---\nbody\n")
+    git(repo, "add", ".memory")
+    git(repo, "commit", "-q", "-m", "hand-written")
+    (repo / ".memory" / "notes1.md").write_text("---\ntitle: other notes\n---\nuser's uncommitted edit\n")
+    mem.update("bracket notes", confidence=0.5)
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == [".memory/notes[1].md"]
+    assert " M .memory/notes1.md" in git(repo, "status", "--porcelain")
+
+
+def test_duplicate_remember_never_commits_edits_to_a_committed_file(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    m = mem.remember("same text").memory
+    path = repo / ".memory" / m.path
+    path.write_text(path.read_text().replace("confidence: 0.9", "confidence: 0.4"))
+    before = log(repo)
+    assert mem.remember("same text").commit is None
+    assert log(repo) == before and "confidence: 0.4" in path.read_text()
+
+
+def test_hard_forget_of_a_never_committed_memory(repo: Path) -> None:
+    warnings: list[str] = []
+    mem = memgit.open(repo, warn=warnings.append)
+    mem.init()
+    m = mem.remember("staged only", commit=False).memory
+    git(repo, "reset", "-q")
+    mem.forget(m.id, hard=True)
+    assert mem.list() == [] and any("never committed" in w for w in warnings)
+
+
+def test_lint_fix_with_other_fences(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    (repo / ".memory" / "dashes.md").write_text("----\ntitle: Four dashes\nkind: lesson\n----\nbody\n")
+    assert mem.lint(fix=True) == []
+    assert (repo / ".memory" / "dashes.md").read_text() == "----\nid: dashes\ntitle: Four dashes\nkind: lesson\n----\nbody\n"
+    assert mem.get("dashes").kind == "lesson"
+
+
+def test_edit_text_refuses_when_the_memory_changed_meanwhile(mem) -> None:  # type: ignore[no-untyped-def]
+    from memgit.memory import dump
+
+    m = mem.remember("edited twice").memory
+    mem.update(m.id, confidence=0.5)  # another agent, while $EDITOR is open
+    with pytest.raises(MemgitError, match="changed while you were editing"):
+        mem.edit_text(m.id, dump(replace(m, title="mine")), base=m)
+    assert mem.get(m.id).confidence == 0.5
