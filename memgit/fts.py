@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 # Han (incl. extension A, compatibility ideographs, supplementary planes), Hiragana,
 # Katakana (incl. phonetic extensions and half-width forms), Hangul syllables and jamo.
@@ -58,8 +58,8 @@ def query_terms(query: str, limit: int = MAX_TERMS) -> list[str]:
     """The distinct words of a query as FTS5 will tokenize them, in order, at most `limit`.
 
     Only letters and digits survive, so nothing in the result can be FTS5 syntax
-    (`NOT`, `NEAR`, `*`, `"`, `:`, `(`, `-`, `^`); each term is still quoted by
-    `match_expression` so that `NOT` or `AND` are searched for as words.
+    (`NOT`, `NEAR`, `*`, `"`, `:`, `(`, `-`, `^`); the keyword channel still quotes each
+    term so that `NOT` or `AND` are searched for as words.
     """
     seen: set[str] = set()
     terms: list[str] = []
@@ -71,11 +71,6 @@ def query_terms(query: str, limit: int = MAX_TERMS) -> list[str]:
             if len(terms) >= limit:
                 break
     return terms
-
-
-def match_expression(terms: Iterable[str]) -> str:
-    """An FTS5 MATCH expression: every term a quoted string, all OR-ed."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 def idf(n_rows: int, n_hit: int) -> float:

@@ -569,7 +569,5 @@ def _delete_db(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         try:
             os.unlink(str(path) + suffix)
-        except FileNotFoundError:
-            pass
-        except OSError:
+        except OSError:  # gone already, or not ours to delete: the open that follows says why
             pass

@@ -34,9 +34,6 @@ class Loaded:
     memories: list[Memory]
     problems: list[Problem]
 
-    def by_id(self) -> dict[str, Memory]:
-        return {m.id: m for m in self.memories}
-
 
 class Store:
     """Memory files under one folder (normally `<repo>/.memory`)."""

@@ -178,3 +178,18 @@ def test_every_command_in_a_subdirectory(repo: Path) -> None:
     assert run("remember", "from a subdirectory", cwd=repo / "src").exit_code == 0
     assert "from a subdirectory" in run("list", cwd=repo).stdout
     git(repo, "status")
+
+
+def test_cold_recall_imports_neither_yaml_nor_gitpython(tmp_path: Path) -> None:
+    env_code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['memgit', '--memory-dir', {str(EXAMPLE)!r}, 'recall', 'parse_config tuple']\n"
+        "try:\n    runpy.run_module('memgit', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted({'yaml', 'frontmatter', 'git', 'sqlite_utils', 'numpy', 'onnxruntime'} & set(sys.modules)))\n"
+    )
+    # The first call builds the index (it parses files); the second is an agent's next turn.
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", env_code], capture_output=True, text=True, check=True).stdout
+    assert "parse_config returns a tuple" in out
+    assert out.strip().splitlines()[-1] == "[]"
