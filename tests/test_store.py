@@ -419,3 +419,23 @@ def test_edit_text_refuses_when_the_memory_changed_meanwhile(mem) -> None:  # ty
     with pytest.raises(MemgitError, match="changed while you were editing"):
         mem.edit_text(m.id, dump(replace(m, title="mine")), base=m)
     assert mem.get(m.id).confidence == 0.5
+
+
+def test_recall_through_the_front_door_logs_and_uses_the_right_index(mem, repo: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json as json_mod
+    import os as os_mod
+
+    m = mem.remember("parse_config returns a tuple (path, Config)", entity="src/config.py::parse_config").memory
+    hits = mem.recall("src/config.py", k=3)
+    assert [h.id for h in hits] == [m.id] and hits[0].path == f".memory/{m.path}"
+    assert (repo / ".git" / "memgit" / "index.db").is_file()
+    logged = [json_mod.loads(line) for line in (repo / ".git" / "memgit" / "recalls.jsonl").read_text().splitlines()]
+    assert logged[-1]["ids"] == [m.id] and logged[-1]["query"] == "src/config.py"
+    # A folder outside any repository keeps its index in the user's cache directory.
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "a.md").write_text("---\ntitle: uv not pip\n---\nUse uv to add dependencies.\n")
+    outside = memgit.open(tmp_path, memory_dir=loose)
+    assert [h.title for h in outside.recall("uv dependencies", min_score=0)] == ["uv not pip"]
+    cache = Path(os_mod.environ["XDG_CACHE_HOME"]) / "memgit"
+    assert list(cache.glob("index-*.db"))
