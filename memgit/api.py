@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins  # `Memgit.list` shadows the builtin inside the class
 import hashlib
 import os
-import re
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
 from memgit import gitrepo
+from memgit.history import Change, changes_of
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
@@ -51,15 +51,6 @@ class Remembered:
     @property
     def duplicate_of(self) -> str | None:
         return None if self.created else self.memory.id
-
-
-@dataclass(frozen=True)
-class Change:
-    """One commit of a memory's history, with the front-matter fields that changed in it."""
-
-    revision: gitrepo.Revision
-    fields: dict[str, tuple[Any, Any]]
-    body_changed: bool
 
 
 def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[str] | None = None,
@@ -259,6 +250,10 @@ class Memgit:
         ref = ref.strip() if isinstance(ref, str) else ""
         if not ref:
             raise MemgitError("give a memory id, id prefix or title")
+        if memories is None:
+            found = self._lookup(ref)
+            if found is not None:
+                return found
         pool = list(memories) if memories is not None else self._load()
         for memory in pool:
             if memory.id == ref:
@@ -274,6 +269,25 @@ class Memgit:
             listing = ", ".join(m.id for m in candidates[:8])
             raise MemgitError(f"{ref!r} matches {len(candidates)} memories ({listing}); give more of the id")
         raise MemgitError(f"no memory {ref!r}; see 'memgit list'")
+
+    def _lookup(self, ref: str) -> Memory | None:
+        """`get` through the index: one file read instead of all. None means "ask the files"
+        (no usable index, nothing found, or an ambiguous reference to explain)."""
+        try:
+            index = self.index
+            if index.in_memory:
+                return None  # it parsed every file already; the scan costs no more
+            index.sync(embed="none")
+        except MemgitError:
+            return None
+        for how in ("id", "prefix", "title", "title_nocase"):
+            rows = index.lookup(ref, how)
+            if len(rows) > 1:
+                return None
+            if rows:
+                memory, _ = self.store.read(rows[0][1])
+                return memory if memory is not None and memory.id == rows[0][0] else None
+        return None
 
     def list(
         self,
@@ -387,17 +401,7 @@ class Memgit:
         """The memory's commits, newest first, with the front-matter fields each changed."""
         self._require_store()
         repo = self._require_repo()
-        revisions = gitrepo.history(repo, self._path_in_history(repo, ref))
-        changes: list[Change] = []
-        versions: list[Memory | None] = []
-        for revision in revisions:
-            data = gitrepo.show(repo, revision.sha, revision.path)
-            versions.append(fmt.check(data, revision.path, self.config.kinds)[0] if data is not None else None)
-        for i, revision in enumerate(revisions):
-            new = versions[i]
-            old = versions[i + 1] if i + 1 < len(versions) else None
-            changes.append(Change(revision, _field_changes(old, new), _body(old) != _body(new)))
-        return changes
+        return changes_of(repo, self._path_in_history(repo, ref), self.config.kinds)
 
     def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
         """Restore a memory to its content at revision `to`, as a new commit.
@@ -464,7 +468,7 @@ class Memgit:
         problems = list(loaded.problems)
         to_fix: list[str] = []
         for memory in loaded.memories:
-            if not _declares_id(store.path_of(memory.path).read_bytes()):
+            if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
                 to_fix.append(memory.path)
             for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
                 problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
@@ -473,7 +477,7 @@ class Memgit:
             repo = self._require_repo()
             with gitrepo.write_lock(repo):
                 paths = [
-                    store.write_text(rel, _insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
+                    store.write_text(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
                     for rel in to_fix
                 ]
                 self._commit(paths, f"memory: write ids into {len(paths)} hand-written file(s)", commit)
@@ -641,43 +645,3 @@ def _refuse_secrets(text: str) -> None:
             f"this looks like a secret ({first.pattern}, line {first.line}: {first.excerpt}); "
             "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
         )
-
-
-def _body(memory: Memory | None) -> str | None:
-    return memory.body if memory is not None else None
-
-
-def _field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[Any, Any]]:
-    changes: dict[str, tuple[Any, Any]] = {}
-    for name in fmt.FIELDS:
-        if name in ("updated",):
-            continue
-        before = getattr(old, name) if old is not None else None
-        after = getattr(new, name) if new is not None else None
-        if before != after:
-            changes[name] = (before, after)
-    return changes
-
-
-def _declares_id(raw: bytes) -> bool:
-    text = raw.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
-    opening = _FENCE.match(text)
-    if opening is None:
-        return False
-    front = text[opening.end() :].split("\n---", 1)[0]
-    return any(line.startswith("id:") for line in front.splitlines())
-
-
-#: An opening front-matter fence as memory.check accepts it (`---`, `----`, trailing blanks).
-_FENCE = re.compile(r"-{3,}[ \t]*\r?\n")
-
-
-def _insert_id(text: str, memory_id: str) -> str:
-    """Add `id:` to a hand-written file, touching nothing else in it (BOM, line endings)."""
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    text = text.removeprefix(bom)
-    newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
-    opening = _FENCE.match(text)
-    if opening is not None:
-        return f"{bom}{opening.group()}id: {memory_id}{newline}" + text[opening.end() :]
-    return f"{bom}---{newline}id: {memory_id}{newline}---{newline}{newline}" + text

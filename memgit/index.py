@@ -506,6 +506,21 @@ class Index:
                 out[row[0]] = _row_memory(row)
         return out
 
+    _LOOKUPS = {
+        "id": ("id = ?", lambda ref: (ref,)),
+        "prefix": ("substr(id, 1, ?) = ?", lambda ref: (len(ref), ref)),  # LIKE ignores case
+        "title": ("title = ?", lambda ref: (ref,)),
+        "title_nocase": ("lower(title) = lower(?)", lambda ref: (ref,)),
+    }
+
+    def lookup(self, ref: str, how: str) -> list[tuple[str, str]]:
+        """`(id, path)` of up to 9 memories whose id is `ref` (`how="id"`), whose id starts
+        with it ("prefix"), or whose title equals it ("title", "title_nocase")."""
+        where, args = self._LOOKUPS[how]
+        rows = self._guard(lambda: self.conn.execute(
+            f"SELECT id, rel FROM memories WHERE {where} ORDER BY id LIMIT 9", args(ref)).fetchall())
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     # -- status ----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:

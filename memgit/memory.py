@@ -479,3 +479,28 @@ def normalized_text(title: str, body: str) -> str:
     text = f"{title}\n{body}".casefold()
     text = re.sub(r"\s+", " ", text).strip()
     return text.rstrip(" .!;:")
+
+
+def declares_id(raw: bytes) -> bool:
+    """Whether a file's own front-matter has an `id:` (else its id comes from its path)."""
+    text = raw.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
+    opening = _FENCE.match(text)
+    if opening is None:
+        return False
+    front = text[opening.end() :].split("\n---", 1)[0]
+    return any(line.startswith("id:") for line in front.splitlines())
+
+
+#: An opening front-matter fence as memory.check accepts it (`---`, `----`, trailing blanks).
+_FENCE = re.compile(r"-{3,}[ \t]*\r?\n")
+
+
+def insert_id(text: str, memory_id: str) -> str:
+    """Add `id:` to a hand-written file, touching nothing else in it (BOM, line endings)."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text.removeprefix(bom)
+    newline = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
+    opening = _FENCE.match(text)
+    if opening is not None:
+        return f"{bom}{opening.group()}id: {memory_id}{newline}" + text[opening.end() :]
+    return f"{bom}---{newline}id: {memory_id}{newline}---{newline}{newline}" + text

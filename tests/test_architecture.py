@@ -67,4 +67,4 @@ def test_only_the_standard_library_besides_the_owners() -> None:
 
 def test_modules_stay_small() -> None:
     sizes = {path.name: len(path.read_text().splitlines()) for path in PACKAGE.glob("*.py")}
-    assert max(sizes.values()) < 700, sizes
+    assert max(sizes.values()) < 650, sizes  # STYLE.md: past ~400 lines a module splits by noun

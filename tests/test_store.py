@@ -439,3 +439,14 @@ def test_recall_through_the_front_door_logs_and_uses_the_right_index(mem, repo: 
     assert [h.title for h in outside.recall("uv dependencies", min_score=0)] == ["uv not pip"]
     cache = Path(os_mod.environ["XDG_CACHE_HOME"]) / "memgit"
     assert list(cache.glob("index-*.db"))
+
+
+def test_get_through_the_index_sees_hand_edits_and_explains_ambiguity(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    a = mem.remember("first memory").memory
+    b = mem.remember("second memory").memory
+    path = repo / ".memory" / a.path
+    path.write_text(path.read_text().replace("title: first memory", "title: renamed by hand"))
+    assert mem.get(a.id).title == "renamed by hand"
+    assert mem.get("RENAMED BY HAND").id == a.id
+    with pytest.raises(MemgitError, match=rf"'m-' matches 2 memories \(({a.id}, {b.id}|{b.id}, {a.id})\)"):
+        mem.get("m-")

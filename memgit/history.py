@@ -1,0 +1,52 @@
+"""A memory's history: its commits, and what each changed in its front-matter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memgit import gitrepo
+from memgit import memory as fmt
+from memgit.memory import Memory
+
+
+@dataclass(frozen=True)
+class Change:
+    """One commit of a memory's history, with the front-matter fields that changed in it."""
+
+    revision: gitrepo.Revision
+    fields: dict[str, tuple[Any, Any]]
+    body_changed: bool
+
+
+def changes_of(repo: gitrepo.Repo, path: Path, kinds: tuple[str, ...]) -> list[Change]:
+    """The commits that touched the memory file at `path` (following renames), newest first."""
+    revisions = gitrepo.history(repo, path)
+    versions: list[Memory | None] = []
+    for revision in revisions:
+        data = gitrepo.show(repo, revision.sha, revision.path)
+        versions.append(fmt.check(data, revision.path, kinds)[0] if data is not None else None)
+    changes = []
+    for i, revision in enumerate(revisions):
+        new = versions[i]
+        old = versions[i + 1] if i + 1 < len(versions) else None
+        changes.append(Change(revision, field_changes(old, new), _body(old) != _body(new)))
+    return changes
+
+
+def field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[Any, Any]]:
+    """Front-matter fields whose value differs (`updated` always does, so it is left out)."""
+    changes: dict[str, tuple[Any, Any]] = {}
+    for name in fmt.FIELDS:
+        if name == "updated":
+            continue
+        before = getattr(old, name) if old is not None else None
+        after = getattr(new, name) if new is not None else None
+        if before != after:
+            changes[name] = (before, after)
+    return changes
+
+
+def _body(memory: Memory | None) -> str | None:
+    return memory.body if memory is not None else None
