@@ -60,6 +60,7 @@ class Vectors:
         self._setup: str | None = OFF  # why vectors are off before any model is loaded
         self._embedder: Any = None
         self._failed: str | None = None  # why the embedder could not load
+        self._last: tuple[str, bytes] | None = None  # the last query and its vector
 
     @property
     def conn(self) -> sq.Connection:
@@ -118,6 +119,7 @@ class Vectors:
         current = (str(embedder.id), str(int(embedder.dim)))
         if (index._meta("embedder_id"), index._meta("vec_dim")) == current and not self._changed():
             return
+        self._last = None  # a vector from the old embedder must not be reused
         index._begin()
         try:
             stored = (index._meta("embedder_id"), index._meta("vec_dim"))
@@ -216,6 +218,13 @@ class Vectors:
         if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
             return None  # no vectors yet (all pending): the channel cannot say anything
         text = query[:EMBED_CHARS]
+        if self._last is not None and self._last[0] == text:
+            return self._last[1]  # recall asks again when a task's memories had nothing
+        blob = self._embed_query(text)
+        self._last = (text, blob) if blob is not None else None
+        return blob
+
+    def _embed_query(self, text: str) -> bytes | None:
         warm = self.index.warm and self._embedder is None and not self._changed()
         if warm:
             from memgit import warm as warm_mod
