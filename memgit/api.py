@@ -188,7 +188,7 @@ class Memgit:
         reason = fmt.bad_text(f"{title or ''}{text}")
         if reason:
             raise MemgitError(f"the text {reason}; nothing was saved")
-        title, body = _split_title(text, title)
+        title, body = fmt.split_title(text, title)
         if not allow_secret:
             _refuse_secrets(f"{title}\n{body}")
         budget = self.config.memory_token_budget
@@ -302,9 +302,12 @@ class Memgit:
         self._require_store()
         if kind is not None and kind not in self.config.kinds:
             raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(self.config.kinds)}")
+        pool = self._indexed()
+        if pool is None:
+            pool = [(m, self._mtime(m)) for m in self._load()]
         out = [
-            m
-            for m in self._load()
+            (m, mtime)
+            for m, mtime in pool
             if (kind is None or m.kind == kind)
             and (entity is None or m.entity.startswith(entity))
             and (task_id is None or m.task_id == task_id)
@@ -312,8 +315,19 @@ class Memgit:
             and (status is None or m.status == status)
         ]
         # Timestamps have whole seconds; the file's mtime orders memories written in one second.
-        out.sort(key=lambda m: (m.updated or m.created or "", self._mtime(m), m.id), reverse=True)
-        return out
+        out.sort(key=lambda pair: (pair[0].updated or pair[0].created or "", pair[1], pair[0].id), reverse=True)
+        return [m for m, _ in out]
+
+    def _indexed(self) -> builtins.list[tuple[Memory, int]] | None:
+        """Every memory with its mtime from the index (kept in step first), or None without one."""
+        try:
+            index = self.index
+            if index.in_memory:
+                return None
+            index.sync(embed="none")
+            return index.all_memories()
+        except MemgitError:
+            return None
 
     def _mtime(self, memory: Memory) -> int:
         try:
@@ -611,20 +625,6 @@ class Memgit:
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info
-
-
-def _split_title(text: str, title: str | None) -> tuple[str, str]:
-    if title is not None:
-        title = " ".join(title.split())
-        if not title:
-            raise MemgitError("the title is empty")
-        return title, text
-    first, _, rest = text.partition("\n")
-    first = " ".join(first.lstrip("# ").split())
-    if len(first) <= 120:
-        return first, rest.strip()
-    cut = first[:117].rsplit(" ", 1)[0]
-    return cut + "…", text
 
 
 def _short(title: str, limit: int = 60) -> str:

@@ -488,6 +488,13 @@ class Index:
     _COLUMNS = ("id, rel, title, kind, entity, confidence, source, task_id, created, updated, "
                 "tags, files, symbols, supersedes, status, expires, extra, body")
 
+    def all_memories(self) -> list[tuple[Memory, int]]:
+        """Every indexed memory, with its file's mtime in ns (for `memgit list`)."""
+        cols = ", ".join("m." + c.strip() for c in self._COLUMNS.split(","))
+        rows = self._guard(lambda: self.conn.execute(
+            f"SELECT {cols}, f.mtime_ns FROM memories m LEFT JOIN files f ON f.rel = m.rel").fetchall())
+        return [(_row_memory(row[:-1]), int(row[-1] or 0)) for row in rows]
+
     def memory(self, memory_id: str) -> Memory:
         """The memory `memory_id` as indexed (no file read); MemgitError if unknown."""
         found = self.memories([memory_id])

@@ -504,3 +504,18 @@ def insert_id(text: str, memory_id: str) -> str:
     if opening is not None:
         return f"{bom}{opening.group()}id: {memory_id}{newline}" + text[opening.end() :]
     return f"{bom}---{newline}id: {memory_id}{newline}---{newline}{newline}" + text
+
+
+def split_title(text: str, title: str | None) -> tuple[str, str]:
+    """A title and a body from remembered text: the first line, unless a title is given."""
+    if title is not None:
+        title = " ".join(title.split())
+        if not title:
+            raise MemgitError("the title is empty")
+        return title, text
+    first, _, rest = text.partition("\n")
+    first = " ".join(first.lstrip("# ").split())
+    if len(first) <= 120:
+        return first, rest.strip()
+    cut = first[:117].rsplit(" ", 1)[0]
+    return cut + "…", text
