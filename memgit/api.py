@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
 from memgit import gitrepo
-from memgit.history import Change, changes_of
+from memgit.history import Change, changes_of, version_at
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
@@ -210,7 +210,7 @@ class Memgit:
             raise MemgitError("task id must be one line")
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
-            memories = self._load()
+            memories = self._current()
             key = fmt.normalized_text(title, body)
             for existing in memories:
                 if existing.active and fmt.normalized_text(existing.title, existing.body) == key:
@@ -317,6 +317,11 @@ class Memgit:
         # Timestamps have whole seconds; the file's mtime orders memories written in one second.
         out.sort(key=lambda pair: (pair[0].updated or pair[0].created or "", pair[1], pair[0].id), reverse=True)
         return [m for m, _ in out]
+
+    def _current(self) -> builtins.list[Memory]:
+        """Every memory, from the index when there is one (one sync instead of parsing all)."""
+        indexed = self._indexed()
+        return [m for m, _ in indexed] if indexed is not None else self._load()
 
     def _indexed(self) -> builtins.list[tuple[Memory, int]] | None:
         """Every memory with its mtime from the index (kept in step first), or None without one."""
@@ -434,17 +439,10 @@ class Memgit:
                 if not fmt.ID_RE.match(ref.strip()):
                     raise
             memory_id = current.id if current else ref.strip()
-            candidates = gitrepo.grep_id(repo, sha, memory_id, under)
-            if current is not None:
-                candidates.append(os.path.join(under, current.path))
-            data, found = None, None
-            for candidate in candidates:
-                data = gitrepo.show(repo, sha, candidate)
-                if data is not None:
-                    found = candidate
-                    break
-            if data is None or found is None:
+            version = version_at(repo, sha, memory_id, under, current.path if current else None)
+            if version is None:
                 raise MemgitError(f"{memory_id} did not exist at {to}; see 'memgit history {memory_id}'")
+            data, found = version
             rel = current.path if current else Path(os.path.relpath(repo.root / found, self.memory_dir)).as_posix()
             old = fmt.parse(data, rel, self.config.kinds)
             if old.id != memory_id:
@@ -518,7 +516,7 @@ class Memgit:
         self._require_store()
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
-            existing = self._load()
+            existing = self._current()
             from memgit import transfer
 
             memories, report = transfer.plan_import(

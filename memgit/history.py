@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,24 @@ def changes_of(repo: gitrepo.Repo, path: Path, kinds: tuple[str, ...]) -> list[C
         old = versions[i + 1] if i + 1 < len(versions) else None
         changes.append(Change(revision, field_changes(old, new), _body(old) != _body(new)))
     return changes
+
+
+def version_at(
+    repo: gitrepo.Repo, sha: str, memory_id: str, under: str, current: str | None
+) -> tuple[bytes, str] | None:
+    """The file that held `memory_id` at commit `sha` (under the folder `under`), and its path.
+
+    Found by the `id:` line, so a memory that was moved or renamed since is still found;
+    `current` (its path in the folder now) covers hand-written files whose id is their path.
+    """
+    candidates = gitrepo.grep_id(repo, sha, memory_id, under)
+    if current is not None:
+        candidates.append(os.path.join(under, current))
+    for candidate in candidates:
+        data = gitrepo.show(repo, sha, candidate)
+        if data is not None:
+            return data, candidate
+    return None
 
 
 def field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[Any, Any]]:
