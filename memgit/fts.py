@@ -16,15 +16,10 @@ import math
 import re
 from typing import Sequence
 
-# Han (incl. extension A, compatibility ideographs, supplementary planes), Hiragana,
-# Katakana (incl. phonetic extensions and half-width forms), Hangul syllables and jamo.
-_CJK_CLASS = (
-    "\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
-    "\U00020000-\U0003134f"
-)
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+from memgit.memory import CJK_CLASS
+
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+_HAS_CJK = re.compile(f"[{CJK_CLASS}]")
 # What unicode61 keeps in a token: letters and digits (underscore separates, like `\W`).
 _WORD = re.compile(r"[^\W_]+")
 

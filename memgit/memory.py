@@ -469,9 +469,16 @@ def count_tokens(text: str) -> int:
     return total
 
 
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# Han (incl. extension A, compatibility ideographs, supplementary planes), Hiragana,
+# Katakana (incl. phonetic extensions and half-width forms), Hangul syllables and jamo.
+# One definition for token counting here and CJK segmentation in memgit.fts.
+CJK_CLASS = (
+    "\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f"
+)
 # Letter/digit runs stop at CJK characters, which then count one each through `\S`.
-_TOKEN_RE = re.compile(rf"[^\W_{_CJK_CLASS}]+|\S")
+_TOKEN_RE = re.compile(rf"[^\W_{CJK_CLASS}]+|\S")
 
 
 def normalized_text(title: str, body: str) -> str:
