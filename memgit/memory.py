@@ -244,7 +244,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
     front = ""
     if text.startswith("---"):
         end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
-        if end is None and re.match(r"---[ \t]*\n", text):
+        if end is None and _FENCE.match(text):
             problem(1, "the front-matter is never closed: add a '---' line after it")
             return None, problems
         front = text[3 : 3 + end.start()] if end else ""
