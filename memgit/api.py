@@ -21,6 +21,7 @@ from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.store import Store
+from memgit.writer import Writer, check_fields
 
 if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
@@ -88,6 +89,7 @@ class Memgit:
         self.warn = warn
         self._config: config_mod.Config | None = None
         self._index: Any = None
+        self._writer: Writer | None = None
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -108,30 +110,12 @@ class Memgit:
             state = "is not a folder" if self.memory_dir.exists() else "does not exist"
             raise MemgitError(f"memory folder {self.memory_dir} {state}")
 
-    def _require_repo(self) -> gitrepo.Repo:
-        """The repository to commit in; refuses before anything is written when it can't."""
-        if self.repo is None:
-            raise MemgitError(
-                f"{self.memory_dir} is not inside a git repository: changes are commits, "
-                "so run 'git init' first (reads work anywhere)"
-            )
-        real = Path(os.path.realpath(self.memory_dir))
-        if real != self.repo.root and self.repo.root not in real.parents:
-            raise MemgitError(
-                f"{self.memory_dir} leads outside the repository ({real}); memgit only writes "
-                "memories it can commit in the repository"
-            )
-        busy = gitrepo.busy(self.repo)
-        if busy:
-            raise MemgitError(busy)
-        return self.repo
-
-    def _commit(self, paths: Sequence[Path], message: str, commit: bool) -> str | None:
-        repo = self._require_repo()
-        sha = gitrepo.commit(repo, paths, message, stage_only=not commit)
-        if sha and gitrepo.detached(repo):
-            self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
-        return sha
+    @property
+    def writer(self) -> Writer:
+        """Every write goes through it: lock, finish interrupted work, change set, commit."""
+        if self._writer is None:
+            self._writer = Writer(self.memory_dir, self.repo, lambda: self.store, self.warn)
+        return self._writer
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
@@ -148,17 +132,17 @@ class Memgit:
 
     def init(self, *, commit: bool = True) -> bool:
         """Create the memory folder and its config. Returns False if it already existed."""
-        repo = self._require_repo()
+        repo = self.writer.repo()
         config_path = self.memory_dir / config_mod.CONFIG_NAME
         if self.memory_dir.exists() and not self.memory_dir.is_dir():
             raise MemgitError(f"{self.memory_dir} exists and is not a folder; move it away and run 'memgit init'")
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             created = not config_path.exists()
             if created:
                 self.memory_dir.mkdir(parents=True, exist_ok=True)
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
             # Also commits a config an earlier, interrupted init left uncommitted.
-            self._commit([config_path], "memory: init", commit)
+            self.writer.commit([config_path], "memory: init", commit)
         self._config = None
         return created
 
@@ -198,18 +182,10 @@ class Memgit:
                 f"the body is about {tokens} tokens, {tokens - budget} over the budget of {budget}: "
                 "shorten it, split it into several memories, or use --force"
             )
-        if source not in fmt.SOURCES:
-            raise MemgitError(f"unknown source {source!r}; use one of {', '.join(fmt.SOURCES)}")
-        if kind not in self.config.kinds:
-            raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(self.config.kinds)}")
+        check_fields(self.config.kinds, source=source, kind=kind, task_id=task_id, confidence=confidence)
         if confidence is None:
             confidence = fmt.DEFAULT_CONFIDENCE[source]
-        if not 0.0 <= confidence <= 1.0:
-            raise MemgitError(f"confidence {confidence} is outside 0..1")
-        if task_id is not None and "\n" in task_id:
-            raise MemgitError("task id must be one line")
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing() as repo:
             memories = self._current()
             key = fmt.normalized_text(title, body)
             for existing in memories:
@@ -219,7 +195,7 @@ class Memgit:
                     path = self.memory_dir / existing.path
                     sha = None
                     if not gitrepo.committed(repo, path):  # never touch a committed file's edits
-                        sha = self._commit([path], f'memory: add "{_short(existing.title)}"', commit)
+                        sha = self.writer.commit([path], f'memory: add "{_short(existing.title)}"', commit)
                     return Remembered(existing, created=False, commit=sha)
             stamp = now()
             memory = Memory(
@@ -239,9 +215,9 @@ class Memgit:
                 supersedes=tuple(supersedes),
             )
             memory = replace(memory, path=self.store.new_path(memory))
-            fmt.parse(fmt.dump(memory), memory.path, self.config.kinds)  # what we write must read back
-            path = self.store.write(memory)
-            sha = self._commit([path], f'memory: add "{_short(title)}"', commit)
+            change = self.writer.change(f'memory: add "{_short(title)}"', commit)
+            change.write(memory.path, self.writer.text_of(memory))
+            sha = self.writer.land(change)
         return Remembered(memory, created=True, commit=sha)
 
     def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
@@ -346,8 +322,7 @@ class Memgit:
         unknown = set(changes) - set(fmt.FIELDS) - {"body"} - {"id"}
         if unknown or "id" in changes:
             raise MemgitError(f"cannot change {', '.join(sorted(unknown | ({'id'} & set(changes))))}")
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             memory = self.get(ref)
             for name in fmt.LIST_FIELDS:
                 if name in changes:
@@ -356,12 +331,7 @@ class Memgit:
                 changes["title"] = " ".join(str(changes["title"]).split())
                 if not changes["title"]:
                     raise MemgitError("the title cannot be empty")
-            if changes.get("task_id") is not None and "\n" in str(changes["task_id"]):
-                raise MemgitError("task id must be one line")
-            if "source" in changes and changes["source"] not in fmt.SOURCES:
-                raise MemgitError(f"unknown source {changes['source']!r}; use one of {', '.join(fmt.SOURCES)}")
-            if "kind" in changes and changes["kind"] not in self.config.kinds:
-                raise MemgitError(f"unknown kind {changes['kind']!r}; use one of {', '.join(self.config.kinds)}")
+            check_fields(self.config.kinds, **changes)
             updated = replace(memory, **changes, updated=now())
             return self._replace(memory, updated, f'memory: edit "{_short(updated.title)}"', commit, allow_secret)
 
@@ -374,8 +344,7 @@ class Memgit:
         memory the text was edited from: if the memory changed since, nothing is written.
         """
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             memory = self.get(ref)
             if base is not None and memory != base:
                 raise MemgitError(f"{memory.id} changed while you were editing it; nothing was written")
@@ -390,36 +359,37 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(f"{new.title}\n{new.body}")
-        fmt.parse(fmt.dump(new), new.path, self.config.kinds)
-        path = self.store.write(new)
-        self._commit([path], message, commit)
+        change = self.writer.change(message, commit)
+        change.write(new.path, self.writer.text_of(new))
+        self.writer.land(change)
         return new
 
     def forget(self, ref: str, *, hard: bool = False, commit: bool = True) -> Memory:
         """Archive a memory (reversible), or with `hard` delete its file. Both are commits."""
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing() as repo:
             memory = self.get(ref)
             if hard:
-                known = gitrepo.tracked(repo, self.memory_dir / memory.path)
-                path = self.store.delete(memory.path)
-                if known:
-                    self._commit([path], f'memory: forget "{_short(memory.title)}" (deleted)', commit)
-                else:
+                if not gitrepo.tracked(repo, self.memory_dir / memory.path):
+                    self.store.delete(memory.path)
                     self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
+                    return memory
+                change = self.writer.change(f'memory: forget "{_short(memory.title)}" (deleted)', commit)
+                change.delete(memory.path)
+                self.writer.land(change)
                 return memory
             if not memory.active:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
             archived = replace(memory, status="archived", updated=now())
-            path = self.store.write(archived)
-            self._commit([path], f'memory: forget "{_short(memory.title)}"', commit)
+            change = self.writer.change(f'memory: forget "{_short(memory.title)}"', commit)
+            change.write(archived.path, self.writer.text_of(archived))
+            self.writer.land(change)
             return archived
 
     def history(self, ref: str) -> builtins.list[Change]:
         """The memory's commits, newest first, with the front-matter fields each changed."""
         self._require_store()
-        repo = self._require_repo()
+        repo = self.writer.repo()
         return changes_of(repo, self._path_in_history(repo, ref), self.config.kinds)
 
     def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
@@ -428,8 +398,7 @@ class Memgit:
         Returns None when the memory is already exactly as it was at `to`.
         """
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing() as repo:
             sha = gitrepo.resolve(repo, to)
             under = os.path.relpath(self.memory_dir, repo.root)
             try:
@@ -453,9 +422,10 @@ class Memgit:
                 target = self.store.path_of(rel)
             if target.exists() and target.read_bytes() == data:
                 return None
-            path = self.store.write_text(rel, data.decode("utf-8"))
             verb = "roll back" if current else "restore"
-            self._commit([path], f'memory: {verb} "{_short(old.title)}" to {sha[:10]}', commit)
+            change = self.writer.change(f'memory: {verb} "{_short(old.title)}" to {sha[:10]}', commit)
+            change.write(rel, data.decode("utf-8"))
+            self.writer.land(change)
             return replace(old, path=rel)
 
     def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
@@ -486,13 +456,11 @@ class Memgit:
                 problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
         problems.sort(key=lambda p: (p.path, p.line))
         if fix and to_fix:
-            repo = self._require_repo()
-            with gitrepo.write_lock(repo):
-                paths = [
-                    store.write_text(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
-                    for rel in to_fix
-                ]
-                self._commit(paths, f"memory: write ids into {len(paths)} hand-written file(s)", commit)
+            with self.writer.writing():
+                change = self.writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
+                for rel in to_fix:
+                    change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
+                self.writer.land(change)
         return problems
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
@@ -514,8 +482,7 @@ class Memgit:
     ) -> "ImportReport":
         """Import memories from JSON Lines in one commit; bad lines are reported and skipped."""
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             existing = self._current()
             from memgit import transfer
 
@@ -528,11 +495,13 @@ class Memgit:
                 progress=progress,
             )
             store = self.store
-            written = []
+            change = self.writer.change(f"memory: import {len(memories)} memories", commit)
+            taken: set[str] = set()
             for memory in memories:
-                written.append(store.write(replace(memory, path=store.new_path(memory))))
-            if written:
-                report.commit = self._commit(written, f"memory: import {len(written)} memories", commit)
+                rel = store.new_path(memory, taken)
+                taken.add(rel)
+                change.write(rel, fmt.dump(replace(memory, path=rel)))
+            report.commit = self.writer.land(change)
         return report
 
     # -- recall: the index hangs here -----------------------------------------------------
