@@ -454,13 +454,33 @@ class Memgit:
                 to_fix.append(memory.path)
             for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
                 problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+        problems.extend(self._uncommitted({m.path for m in loaded.memories} | {p.path for p in problems}))
         problems.sort(key=lambda p: (p.path, p.line))
-        if fix and to_fix:
-            with self.writer.writing():
+        if fix and (to_fix or self.writer.interrupted()):
+            with self.writer.writing():  # finishes an interrupted change set first
                 change = self.writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
                 for rel in to_fix:
                     change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
                 self.writer.land(change)
+        return problems
+
+    def _uncommitted(self, memory_files: set[str]) -> builtins.list[Problem]:
+        """Memory files git does not track: a teammate's clone would not have them."""
+        if self.repo is None:
+            return []
+        interrupted = self.writer.interrupted()
+        pending = set(interrupted.change.ops) if interrupted else set()
+        problems = []
+        for rel in gitrepo.untracked(self.repo, self.memory_dir):
+            if rel not in memory_files:
+                continue
+            if rel in pending:
+                assert interrupted is not None
+                why = (f"written by an interrupted {interrupted.summary} and not committed; "
+                       "the next memgit write (or 'memgit lint --fix') finishes it")
+            else:
+                why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
+            problems.append(Problem(rel, 0, why))
         return problems
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
@@ -589,6 +609,11 @@ class Memgit:
         report = self.index.sync(embed="none")  # the counts below describe the files as they are
         info.update(self.index.status())
         info["changed_since_last_call"] = report.touched
+        if self.repo is not None:
+            indexed = {m.path for m, _ in self.index.all_memories()}
+            info["untracked_files"] = sum(1 for rel in gitrepo.untracked(self.repo, self.memory_dir) if rel in indexed)
+            interrupted = self.writer.interrupted()
+            info["interrupted_change"] = interrupted.summary if interrupted else None
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info

@@ -359,6 +359,7 @@ def import_(ctx: click.Context, source: Any, allow_secret: bool, no_commit: bool
     summary = {
         "imported": report.imported,
         "skipped": len(report.skipped),
+        "present": report.present,
         "duplicates": report.duplicates,
         "over_budget": report.over_budget,
         "commit": report.commit,
@@ -367,7 +368,7 @@ def import_(ctx: click.Context, source: Any, allow_secret: bool, no_commit: bool
         _json(summary)
     else:
         click.echo(
-            f"imported {report.imported}, skipped {len(report.skipped)}, "
+            f"imported {report.imported}, skipped {len(report.skipped)}, {report.present} already present, "
             f"{report.duplicates} duplicate(s), {report.over_budget} over the token budget",
             err=True,
         )
