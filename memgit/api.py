@@ -454,14 +454,14 @@ class Memgit:
                 to_fix.append(memory.path)
             for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
                 problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
-        problems.extend(self._uncommitted({m.path for m in loaded.memories} | {p.path for p in problems}))
-        problems.sort(key=lambda p: (p.path, p.line))
         if fix and (to_fix or self.writer.interrupted()):
             with self.writer.writing():  # finishes an interrupted change set first
                 change = self.writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
                 for rel in to_fix:
                     change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
                 self.writer.land(change)
+        problems.extend(self._uncommitted({m.path for m in loaded.memories} | {p.path for p in problems}))
+        problems.sort(key=lambda p: (p.path, p.line))
         return problems
 
     def _uncommitted(self, memory_files: set[str]) -> builtins.list[Problem]:
