@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Container, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
 from memgit import gitrepo
@@ -186,20 +186,19 @@ class Memgit:
         if confidence is None:
             confidence = fmt.DEFAULT_CONFIDENCE[source]
         with self.writer.writing() as repo:
-            memories = self._current()
-            key = fmt.normalized_text(title, body)
-            for existing in memories:
-                if existing.active and fmt.normalized_text(existing.title, existing.body) == key:
-                    # If an earlier attempt wrote it but its commit failed (a hook, no git
-                    # identity), this run finishes the job.
-                    path = self.memory_dir / existing.path
-                    sha = None
-                    if not gitrepo.committed(repo, path):  # never touch a committed file's edits
-                        sha = self.writer.commit([path], f'memory: add "{_short(existing.title)}"', commit)
-                    return Remembered(existing, created=False, commit=sha)
+            same, taken = self._same_text(title, body)
+            if same:
+                # If an earlier attempt wrote it but its commit failed (a hook, no git
+                # identity), this run finishes the job.
+                existing = same[0]
+                path = self.memory_dir / existing.path
+                sha = None
+                if not gitrepo.committed(repo, path):  # never touch a committed file's edits
+                    sha = self.writer.commit([path], f'memory: add "{_short(existing.title)}"', commit)
+                return Remembered(existing, created=False, commit=sha)
             stamp = now()
             memory = Memory(
-                id=fmt.new_id({m.id for m in memories}),
+                id=fmt.new_id(taken),
                 title=title,
                 body=body,
                 kind=kind,
@@ -219,6 +218,21 @@ class Memgit:
             change.write(memory.path, self.writer.text_of(memory))
             sha = self.writer.land(change)
         return Remembered(memory, created=True, commit=sha)
+
+    def _same_text(self, title: str, body: str) -> tuple[builtins.list[Memory], Container[str]]:
+        """Active memories with this text, and the ids in use: two index lookups at any
+        store size (a scan of every file only when there is no index to ask)."""
+        try:
+            index = self.index
+            if not index.in_memory:
+                index.sync(embed="none")
+                return index.same_text(title, body), _IndexedIds(index)
+        except MemgitError:
+            pass
+        memories = self._load()
+        key = fmt.normalized_text(title, body)
+        same = [m for m in memories if m.active and fmt.normalized_text(m.title, m.body) == key]
+        return same, {m.id for m in memories}
 
     def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
         """A memory by id, unique id prefix, or exact title."""
@@ -445,43 +459,9 @@ class Memgit:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self._require_store()
-        store = self.store
-        loaded = store.load()
-        problems = list(loaded.problems)
-        to_fix: list[str] = []
-        for memory in loaded.memories:
-            if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
-                to_fix.append(memory.path)
-            for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
-                problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
-        if fix and (to_fix or self.writer.interrupted()):
-            with self.writer.writing():  # finishes an interrupted change set first
-                change = self.writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
-                for rel in to_fix:
-                    change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
-                self.writer.land(change)
-        problems.extend(self._uncommitted({m.path for m in loaded.memories} | {p.path for p in problems}))
-        problems.sort(key=lambda p: (p.path, p.line))
-        return problems
+        from memgit import lint
 
-    def _uncommitted(self, memory_files: set[str]) -> builtins.list[Problem]:
-        """Memory files git does not track: a teammate's clone would not have them."""
-        if self.repo is None:
-            return []
-        interrupted = self.writer.interrupted()
-        pending = set(interrupted.change.ops) if interrupted else set()
-        problems = []
-        for rel in gitrepo.untracked(self.repo, self.memory_dir):
-            if rel not in memory_files:
-                continue
-            if rel in pending:
-                assert interrupted is not None
-                why = (f"written by an interrupted {interrupted.summary} and not committed; "
-                       "the next memgit write (or 'memgit lint --fix') finishes it")
-            else:
-                why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
-            problems.append(Problem(rel, 0, why))
-        return problems
+        return lint.lint(self.store, self.writer, fix=fix, commit=commit)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory as a JSON-ready dict (the import format)."""
@@ -617,6 +597,16 @@ class Memgit:
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info
+
+
+class _IndexedIds:
+    """The ids in use, asked of the index one at a time (`in` is all `new_id` needs)."""
+
+    def __init__(self, index: "Index") -> None:
+        self.index = index
+
+    def __contains__(self, memory_id: object) -> bool:
+        return isinstance(memory_id, str) and bool(self.index.lookup(memory_id, "id"))
 
 
 def _short(title: str, limit: int = 60) -> str:

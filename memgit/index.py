@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit import changes, channels, fts
+from memgit import memory as fmt
 from memgit import sqlite as sq
 from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
@@ -527,6 +528,18 @@ class Index:
         rows = self._guard(lambda: self.conn.execute(
             f"SELECT id, rel FROM memories WHERE {where} ORDER BY id LIMIT 9", args(ref)).fetchall())
         return [(str(r[0]), str(r[1])) for r in rows]
+
+    def same_text(self, title: str, body: str) -> list[Memory]:
+        """Active memories whose text is `title` + `body` up to case, spacing and end
+        punctuation (`memory.normalized_text`), found through the title index."""
+        key = fmt.normalized_text(title, body)
+        title_key = title.strip().casefold()
+        # Without a body, end punctuation of the title does not count: "Use X." is "Use X".
+        stem = title_key.rstrip(" .!;:") if not body.strip() else title_key
+        rows = self._guard(lambda: self.conn.execute(
+            f"SELECT {self._COLUMNS} FROM memories WHERE title_key >= ? AND title_key < ? AND status = 'active'",
+            (stem, stem + "\U0010ffff")).fetchall())
+        return [m for m in map(_row_memory, rows) if fmt.normalized_text(m.title, m.body) == key]
 
     # -- status ----------------------------------------------------------------------------
 

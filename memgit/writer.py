@@ -31,6 +31,11 @@ class Writer:
         self._store = store
         self.warn = warn
 
+    @property
+    def repository(self) -> gitrepo.Repo | None:
+        """The repository, or None for a folder outside git (reads only)."""
+        return self._repo
+
     def repo(self) -> gitrepo.Repo:
         """The repository to commit in; refuses before anything is written when it can't."""
         if self._repo is None:
