@@ -12,11 +12,11 @@ import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Container, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo
-from memgit.history import Change, changes_of, version_at
+from memgit import gitrepo, lookup
+from memgit.history import Change, changes_of
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
@@ -26,6 +26,7 @@ from memgit.writer import Writer, check_fields
 if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
     from memgit.transfer import ImportReport
+    from memgit.inject import Injection
     from memgit.recall import Hit
 
 MEMORY_DIR = ".memory"
@@ -186,7 +187,7 @@ class Memgit:
         if confidence is None:
             confidence = fmt.DEFAULT_CONFIDENCE[source]
         with self.writer.writing() as repo:
-            same, taken = self._same_text(title, body)
+            same, taken = lookup.same_text(self._synced(), self._load, title, body)
             if same:
                 # If an earlier attempt wrote it but its commit failed (a hook, no git
                 # identity), this run finishes the job.
@@ -219,20 +220,16 @@ class Memgit:
             sha = self.writer.land(change)
         return Remembered(memory, created=True, commit=sha)
 
-    def _same_text(self, title: str, body: str) -> tuple[builtins.list[Memory], Container[str]]:
-        """Active memories with this text, and the ids in use: two index lookups at any
-        store size (a scan of every file only when there is no index to ask)."""
+    def _synced(self) -> "Index | None":
+        """The index, in step with the files, or None when there is no file-backed one."""
         try:
             index = self.index
-            if not index.in_memory:
-                index.sync(embed="none")
-                return index.same_text(title, body), _IndexedIds(index)
+            if index.in_memory:
+                return None  # it parsed every file already: asking the files costs no more
+            index.sync(embed="none")
+            return index
         except MemgitError:
-            pass
-        memories = self._load()
-        key = fmt.normalized_text(title, body)
-        same = [m for m in memories if m.active and fmt.normalized_text(m.title, m.body) == key]
-        return same, {m.id for m in memories}
+            return None
 
     def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
         """A memory by id, unique id prefix, or exact title."""
@@ -241,43 +238,11 @@ class Memgit:
         if not ref:
             raise MemgitError("give a memory id, id prefix or title")
         if memories is None:
-            found = self._lookup(ref)
+            index = self._synced()
+            found = lookup.through_index(index, self.store, ref) if index is not None else None
             if found is not None:
                 return found
-        pool = list(memories) if memories is not None else self._load()
-        for memory in pool:
-            if memory.id == ref:
-                return memory
-        prefixed = [m for m in pool if m.id.startswith(ref)]
-        if len(prefixed) == 1:
-            return prefixed[0]
-        titled = [m for m in pool if m.title == ref] or [m for m in pool if m.title.casefold() == ref.casefold()]
-        if len(titled) == 1:
-            return titled[0]
-        candidates = prefixed or titled
-        if candidates:
-            listing = ", ".join(m.id for m in candidates[:8])
-            raise MemgitError(f"{ref!r} matches {len(candidates)} memories ({listing}); give more of the id")
-        raise MemgitError(f"no memory {ref!r}; see 'memgit list'")
-
-    def _lookup(self, ref: str) -> Memory | None:
-        """`get` through the index: one file read instead of all. None means "ask the files"
-        (no usable index, nothing found, or an ambiguous reference to explain)."""
-        try:
-            index = self.index
-            if index.in_memory:
-                return None  # it parsed every file already; the scan costs no more
-            index.sync(embed="none")
-        except MemgitError:
-            return None
-        for how in ("id", "prefix", "title", "title_nocase"):
-            rows = index.lookup(ref, how)
-            if len(rows) > 1:
-                return None
-            if rows:
-                memory, _ = self.store.read(rows[0][1])
-                return memory if memory is not None and memory.id == rows[0][0] else None
-        return None
+        return lookup.resolve(ref, list(memories) if memories is not None else self._load())
 
     def list(
         self,
@@ -315,14 +280,8 @@ class Memgit:
 
     def _indexed(self) -> builtins.list[tuple[Memory, int]] | None:
         """Every memory with its mtime from the index (kept in step first), or None without one."""
-        try:
-            index = self.index
-            if index.in_memory:
-                return None
-            index.sync(embed="none")
-            return index.all_memories()
-        except MemgitError:
-            return None
+        index = self._synced()
+        return index.all_memories() if index is not None else None
 
     def _mtime(self, memory: Memory) -> int:
         try:
@@ -412,35 +371,11 @@ class Memgit:
         Returns None when the memory is already exactly as it was at `to`.
         """
         self._require_store()
-        with self.writer.writing() as repo:
-            sha = gitrepo.resolve(repo, to)
-            under = os.path.relpath(self.memory_dir, repo.root)
-            try:
-                current: Memory | None = self.get(ref, memories=self.store.load().memories)
-            except MemgitError:
-                current = None  # deleted (forget --hard)? Look for it at `to`.
-                if not fmt.ID_RE.match(ref.strip()):
-                    raise
-            memory_id = current.id if current else ref.strip()
-            version = version_at(repo, sha, memory_id, under, current.path if current else None)
-            if version is None:
-                raise MemgitError(f"{memory_id} did not exist at {to}; see 'memgit history {memory_id}'")
-            data, found = version
-            rel = current.path if current else Path(os.path.relpath(repo.root / found, self.memory_dir)).as_posix()
-            old = fmt.parse(data, rel, self.config.kinds)
-            if old.id != memory_id:
-                raise MemgitError(f"at {to} that file held {old.id}, not {memory_id}")
-            target = self.store.path_of(rel)
-            if current is None and target.exists():
-                rel = self.store.new_path(old)
-                target = self.store.path_of(rel)
-            if target.exists() and target.read_bytes() == data:
-                return None
-            verb = "roll back" if current else "restore"
-            change = self.writer.change(f'memory: {verb} "{_short(old.title)}" to {sha[:10]}', commit)
-            change.write(rel, data.decode("utf-8"))
-            self.writer.land(change)
-            return replace(old, path=rel)
+        from memgit.history import rollback
+
+        with self.writer.writing():
+            return rollback(self.writer, self.store, ref, to, commit=commit,
+                            current=lambda: self.get(ref, memories=self.store.load().memories))
 
     def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
         """The file of a memory, or of a deleted one (by its id) as it was last committed."""
@@ -570,6 +505,37 @@ class Memgit:
             )
         return hits
 
+    def inject(
+        self,
+        query: str,
+        *,
+        task_id: str | None = None,
+        kinds: Sequence[str] | None = None,
+        k: int | None = None,
+        budget: int | None = None,
+        min_score: float | None = None,
+        record: bool = True,
+    ) -> "Injection":
+        """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
+        memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
+        why it is empty."""
+        from memgit.inject import HEADER, fit
+
+        c = self.config
+        k = c.inject_k if k is None else k
+        budget = c.inject_budget if budget is None else budget
+        if budget < 1 or k < 1:
+            raise MemgitError("the budget and k must be at least 1")
+        floor = c.inject_min_score if min_score is None else min_score
+        hits = self.recall(query, k, task_id=task_id, kinds=kinds, min_score=floor, record=False)
+        given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
+        if record and self.repo is not None:
+            from memgit.recall import record_recall
+
+            record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
+                          warn=self.warn)
+        return given
+
     def _path_prefix(self) -> str:
         base = self.repo.root if self.repo is not None else self.memory_dir
         prefix = Path(os.path.relpath(self.memory_dir, base)).as_posix()
@@ -597,16 +563,6 @@ class Memgit:
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info
-
-
-class _IndexedIds:
-    """The ids in use, asked of the index one at a time (`in` is all `new_id` needs)."""
-
-    def __init__(self, index: "Index") -> None:
-        self.index = index
-
-    def __contains__(self, memory_id: object) -> bool:
-        return isinstance(memory_id, str) and bool(self.index.lookup(memory_id, "id"))
 
 
 def _short(title: str, limit: int = 60) -> str:
