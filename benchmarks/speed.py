@@ -53,7 +53,7 @@ ratios), a bare stdlib-sqlite3 FTS5 table over title/body/entity (build time, an
 latency: the "FTS5 keyword-only" figure that memgit's fused recall must beat in quality
 per millisecond; the quality side comes from benchmarks/quality.py), `os.scandir` + `stat`
 of every file (change check), `python -c pass` (process start; --help), and the size of
-.memory/ (index size). Targets from the issue are printed next to the figures.
+.memory/ (index size). memgit's speed targets are printed next to the figures.
 
 Results go to stdout, progress to stderr. Standard library and memgit only.
 """
@@ -80,7 +80,7 @@ REPO_ROOT = BENCH_DIR.parent
 STANDIN = "standin_embedder:StandInEmbedder"
 SEED = 20260517
 
-# Targets from the issue ("Speed: benchmarks/, not timed tests"), in ms, by N.
+# memgit's speed targets, in ms, by N: what an agent calling recall on every turn needs.
 TARGETS = {
     10_000: {"recall_p50_kw": 15, "recall_p50_vec": 15, "reindex_one_kw": 150, "reindex_one_vec": 150,
              "cli_vec": 500, "cli_kw": 150, "help": 120},
@@ -708,7 +708,7 @@ def print_table(r: dict, help_ms: float, python_ms: float, python_rss: int, mini
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Index and recall speed of memgit at N generated memories, against grep and bare FTS5 "
-                    "baselines, with the issue's targets. See the module docstring for the method.",
+                    "baselines, with memgit's targets. See the module docstring for the method.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000], metavar="N",
                     help="numbers of memories (default: 1000 10000; 100000 takes ~10+ minutes)")

@@ -10,7 +10,7 @@ Change detection (`sync`) needs no hook: folder mtimes plus a rolling stat, cont
 to confirm; see `memgit.changes` for how and what it costs.
 
 Keyword search: FTS5 with `porter unicode61` (+2 points recall@5 over plain `unicode61`
-in the issue's measurement) and CJK pre-segmented into bigrams by `memgit.fts`. On
+on the development sets) and CJK pre-segmented into bigrams by `memgit.fts`. On
 tests/data/cjk (50 memories, 30 zh/ja/ko/mixed questions), FTS5 recall@5 was: plain
 `unicode61` 0.283, `trigram` 0.517, bigrams (this) 0.950; unigrams added to the bigrams
 changed nothing and double the CJK postings. The channel queries are in
