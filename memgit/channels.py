@@ -207,6 +207,19 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
     return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
 
 
+def vectorless(conn: Any, ids: Iterable[str]) -> frozenset[str]:
+    """Those of `ids` that have no vector yet (pending embedding): the vector channel
+    cannot judge them, so the fusion leaves it out for them (`ranking.Channels`)."""
+    ids = list(dict.fromkeys(ids))
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(
+            f"SELECT id FROM memories WHERE id IN ({marks}) AND vec_sha IS NULL", chunk))
+    return frozenset(found)
+
+
 def vector_candidates(size: int, limit: int, k: int) -> int:
     """How many memories the hamming stage keeps for the exact cosine, for a store of `size`."""
     wanted = max(k, VECTOR_CANDIDATES_PER_LIMIT * limit, VECTOR_CANDIDATES_MIN,

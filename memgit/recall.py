@@ -43,12 +43,15 @@ PER_MEMORY = 200
 
 @dataclass(frozen=True)
 class Hit:
-    """One recalled memory, best first. `channels` holds each channel's strength (and
-    "exact": 1.0 for a precise id or title match); `path` is relative to the repository root."""
+    """One recalled memory. Hits come sorted by `score` (relative to the query's other
+    candidates: see `memgit.ranking`); `relevance` is the absolute score the floor applies
+    to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
+    title match); `path` is relative to the repository root."""
 
     id: str
     title: str
     score: float
+    relevance: float
     channels: Mapping[str, float]
     path: str
     memory: Memory = field(compare=False)
@@ -61,6 +64,7 @@ class Hit:
             "id": self.id,
             "title": self.title,
             "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
             "channels": {name: round(value, 4) for name, value in self.channels.items()},
             "path": self.path,
             "memory": memory,
@@ -128,18 +132,18 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         if floor > 0:
             ranked = apply_floor(ranked, floor)
 
-    ordered: list[Ranked] = [Ranked(mid, 1.0, {"exact": 1.0}) for mid in exact]
+    ordered: list[Ranked] = [Ranked(mid, 1.0, 1.0, {"exact": 1.0}) for mid in exact]
     by_id = {r.id: r for r in ranked}
     for position, mid in enumerate(exact):
         if mid in by_id:  # keep the channel strengths for --explain
-            ordered[position] = Ranked(mid, 1.0, {**by_id[mid].channels, "exact": 1.0})
+            ordered[position] = Ranked(mid, 1.0, 1.0, {**by_id[mid].channels, "exact": 1.0})
     ordered += [r for r in ranked if r.id not in set(exact)]
     ordered = ordered[:k]
 
     missing = [r.id for r in ordered if r.id not in memories]
     memories.update(index.memories(missing))
     hits = [
-        Hit(id=r.id, title=memories[r.id].title, score=r.score, channels=dict(r.channels),
+        Hit(id=r.id, title=memories[r.id].title, score=r.score, relevance=r.relevance, channels=dict(r.channels),
             path=path_prefix + memories[r.id].path, memory=memories[r.id])
         for r in ordered if r.id in memories
     ]
