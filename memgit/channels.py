@@ -41,13 +41,27 @@ VECTOR_CANDIDATES_SHARE = 50
 VECTOR_CANDIDATES_MAX = 4096
 
 
+#: Not recalled by default (besides archived): a memory past its `expires` (compared by
+#: SQLite's julianday, so an offset or `Z` counts and a bare date means its midnight UTC; a
+#: value it cannot read never expires), and one whose id an active memory `supersedes`
+#: (through the partial index `memories_superseding`, so the subquery reads only the
+#: memories that supersede something).
+CURRENT = (
+    "m.status = 'active'",
+    "coalesce(julianday(m.expires) > julianday('now'), 1)",
+    "m.id NOT IN (SELECT j.value FROM memories s, json_each(s.supersedes) j "
+    "WHERE s.supersedes <> '[]' AND s.status = 'active' AND j.value <> s.id)",
+)
+
+
 def filter_sql(include_archived: bool, task_id: str | None,
                kinds: Sequence[str] | None) -> tuple[str, list[Any]]:
-    """The WHERE clause (on `memories m`) and its arguments for a search's filters."""
+    """The WHERE clause (on `memories m`) and its arguments for a search's filters:
+    without `include_archived`, only current memories (`CURRENT`)."""
     where: list[str] = []
     args: list[Any] = []
     if not include_archived:
-        where.append("m.status = 'active'")
+        where.extend(CURRENT)
     if task_id is not None:
         where.append("(m.task_id = ? OR m.task_id IS NULL)")
         args.append(task_id)

@@ -7,6 +7,7 @@ with any query is written in the text).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def dial(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def write(folder: Path, memory_id: str, title: str, body: str, kind: str = "fact", **extra: str) -> None:
-    lines = [f"id: {memory_id}", f"title: {title}", f"kind: {kind}", "confidence: 0.9", "source: user"]
+    lines = [f"id: {memory_id}", f"title: {json.dumps(title)}", f"kind: {kind}", "confidence: 0.9", "source: user"]
     lines += [f"{key}: {value}" for key, value in extra.items()]
     (folder / f"{memory_id}.md").write_text("---\n" + "\n".join(lines) + f"\n---\n\n{body}\n", encoding="utf-8")
 
@@ -61,3 +62,56 @@ def test_kind_filter_applies_inside_the_vector_channel(store: tuple[Path, memgit
     # unfiltered, the facts fill the top as before
     assert {mid for mid, _ in mem.index.search("how should replies look", limit=10).channels.vector or ()} \
         <= {f"fact-{n:03d}" for n in range(300)}
+
+
+def test_expired_memories_are_recalled_only_with_archived(store: tuple[Path, memgit.Memgit]) -> None:
+    folder, mem = store
+    write(folder, "ckpt-old", "Checkpoint: websocket refactor", "Halfway through the websocket refactor.",
+          "checkpoint", expires="2020-01-01T00:00:00+00:00")
+    write(folder, "ckpt-day", "Checkpoint: websocket tests", "Websocket tests pending.", "checkpoint",
+          expires="2021-06-30")
+    write(folder, "ckpt-new", "Checkpoint: websocket docs", "Websocket docs to write.", "checkpoint",
+          expires="2999-01-01T09:00:00+02:00")
+    write(folder, "note", "Websocket note", "A websocket note.")
+    assert {h.id for h in mem.recall("websocket", k=10, min_score=0, record=False)} == {"ckpt-new", "note"}
+    assert {h.id for h in mem.recall("websocket", k=10, min_score=0, include_archived=True, record=False)} \
+        == {"ckpt-old", "ckpt-day", "ckpt-new", "note"}
+
+
+def test_superseded_memories_are_recalled_only_with_archived(store: tuple[Path, memgit.Memgit]) -> None:
+    folder, mem = store
+    write(folder, "cfg-v1", "parse_config returns a Config", "parse_config returns the Config alone.")
+    write(folder, "cfg-v2", "parse_config returns a tuple", "parse_config returns (path, Config).",
+          "decision", supersedes="[cfg-v1]")
+    write(folder, "self", "parse_config is cached", "parse_config results are cached.", supersedes="[self]")
+    assert {h.id for h in mem.recall("parse_config", k=10, min_score=0, record=False)} == {"cfg-v2", "self"}
+    assert "cfg-v1" in {h.id for h in mem.recall("parse_config", k=10, min_score=0, include_archived=True,
+                                                  record=False)}
+    assert mem.recall("cfg-v1", record=False) == []  # not even by its id
+    # archived, the newer memory no longer hides the one it replaced
+    write(folder, "cfg-v2", "parse_config returns a tuple", "parse_config returns (path, Config).",
+          "decision", supersedes="[cfg-v1]", status="archived")
+    assert {h.id for h in mem.recall("parse_config", k=10, min_score=0, record=False)} == {"cfg-v1", "self"}
+
+
+def test_a_version_3_index_gains_the_superseding_index_in_place(store: tuple[Path, memgit.Memgit]) -> None:
+    import sqlite3
+
+    from memgit import sqlite as sq
+
+    folder, mem = store
+    write(folder, "kept", "A memory with a vector", "Embedded once [cos 0.7].")
+    mem.reindex()
+    db = mem.index.db_path
+    assert db is not None
+    mem.index.close()
+    conn = sqlite3.connect(str(db))
+    conn.execute("DROP INDEX memories_superseding")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    again = memgit.open(folder.parent, warn=lambda message: None)
+    assert sq.user_version(again.index.conn) == sq.SCHEMA_VERSION
+    assert again.index.conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'memories_superseding'").fetchone() is not None
+    assert again.index.status()["pending_vectors"] == 0  # nothing to embed again
