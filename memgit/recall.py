@@ -2,7 +2,8 @@
 
 `recall()` asks the index for candidates from each channel, fuses them with
 `ranking.fuse`, puts a memory the query names exactly (by id or title) first, keeps to the
-task, drops what scores under the relevance floor and fits the rest into a token budget.
+task, drops what is under the relevance floor and fits the rest into a token budget.
+Archived, expired and superseded memories are left out unless `include_archived`.
 `format_markdown()` renders hits for injection into an agent's context, and
 `record_recall()` notes which memories each recall returned (local state, never committed).
 """
@@ -37,7 +38,7 @@ MAX_QUERY_CHARS = 20_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-#: Tokens one injected memory may take (the brief: about 200).
+#: Tokens one injected memory may take: a few memories fit an agent's prompt budget.
 PER_MEMORY = 200
 
 
@@ -97,6 +98,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
       scores above the floor, all memories, other tasks' scores times
       `config.recall_task_widen`.
     - `min_score`: the relevance floor (default `config.recall_min_score`; 0 turns it off).
+    - `include_archived`: also archived memories, expired ones and superseded ones (see
+      `channels.CURRENT`).
     - `budget_tokens`: keep hits, best first, while their rendered text (`render_hit`)
       fits in this many tokens; None means no budget.
     - `path_prefix` is put before each memory's path in the folder (e.g. ".memory/").
