@@ -212,7 +212,8 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
         (work / "first.jsonl").write_text("".join(lines[0::2]), encoding="utf-8")
         (work / "second.jsonl").write_text("".join(lines[1::2]), encoding="utf-8")
         repo = build_repo(set_dir, work, reuse=False, source=work / "first.jsonl")
-        memgit.open(repo).index.sync(embed="none" if embedder == "none" else "all", progress=progress_printer(name))
+        memgit.open(repo).index.sync(embed="none" if embedder == "none" else "all",
+                                     progress=progress_printer(name))
         run([*memgit_cli(), "import", "--allow-secret", str(work / "second.jsonl")], repo)
     else:
         repo = build_repo(set_dir, work, reuse=after == "reindex")
@@ -280,7 +281,8 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
             table[group][ranker] = {m: sum(r[m] for r in rows) / len(rows) for m in scorer.METRICS}
         table[group]["n"] = len(members)  # type: ignore[assignment]
     return {
-        "set": name, "after": after, "memories": status["memories"], "vectors": vectors_on, "vector_count": n_vectors, "vector_count_end": n_vectors_end,
+        "set": name, "after": after, "memories": status["memories"], "vectors": vectors_on, "vector_count": n_vectors,
+        "vector_count_end": n_vectors_end,
         "vectors_reason": status.get("vectors_reason"), "embedder": embedder,
         "queries_scored": len(queries), "skipped_no_gold": skipped,
         "available": avail, "groups": table,

@@ -146,7 +146,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     missing = [r.id for r in ordered if r.id not in memories]
     memories.update(index.memories(missing))
     hits = [
-        Hit(id=r.id, title=memories[r.id].title, score=r.score, relevance=r.relevance, channels=dict(r.channels),
+        Hit(id=r.id, title=memories[r.id].title, score=r.score, relevance=r.relevance,
+            channels=dict(r.channels),
             path=path_prefix + memories[r.id].path, memory=memories[r.id])
         for r in ordered if r.id in memories
     ]
