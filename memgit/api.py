@@ -135,7 +135,7 @@ class Memgit:
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
-        for problem in loaded.problems:
+        for problem in loaded.skipped:
             self.warn(f"skipping {problem} (see 'memgit lint')")
         return loaded.memories
 

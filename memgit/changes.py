@@ -75,7 +75,7 @@ class Scan:
 
 @dataclass
 class Parsed:
-    """A changed file, read: its memory, or why it has none."""
+    """A changed file, read: its memory (read liberally), or why it has none."""
 
     rel: str
     stat: Stat
@@ -232,4 +232,4 @@ class Detector:
             return Parsed(rel, st, "", None, [str(exc)])
         sha = hashlib.sha1(data).hexdigest()
         memory, problems = fmt.check(data, rel, self.store.kinds)
-        return Parsed(rel, st, sha, memory if not problems else None, [str(p) for p in problems])
+        return Parsed(rel, st, sha, memory, [str(p) for p in problems])

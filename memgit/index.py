@@ -95,6 +95,7 @@ class Index:
         self.in_memory = db_path is None
         self.memory_reason: str | None = None
         self._qtok: Any = None  # the connection that has the temp.qtok table
+        self._skip_warned: set[tuple[str, str]] = set()
         self.conn = self._open()
 
     # -- opening ---------------------------------------------------------------------------
@@ -226,9 +227,25 @@ class Index:
             self._guard(lambda: self._sync_files(report, full))
         except self._sq.Error as exc:  # busy past the timeout, read-only: answer from what we have
             self._warn_once(f"sync:{exc}", f"could not update the index ({exc}); answering from the last update")
+        self._warn_skipped()
         self._embed_step(report, embed, progress)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _warn_skipped(self) -> None:
+        """Say which files are no memory at all (no text could be read), once per command
+        (per `Index`), on every command until they are fixed: such a file is invisible
+        otherwise. Files with lesser problems are indexed; `memgit lint` reports those."""
+        try:
+            rows = self.conn.execute(
+                "SELECT rel, problem FROM files WHERE memory_id IS NULL AND problem IS NOT NULL "
+                "ORDER BY rel").fetchall()
+        except self._sq.Error:
+            return
+        for rel, problem in rows:
+            if (rel, problem) not in self._skip_warned:
+                self._skip_warned.add((rel, problem))
+                self.warn(f"skipping {problem} (see 'memgit lint')")
 
     def _embed_step(self, report: SyncReport, embed: str, progress: Progress | None) -> None:
         if embed != "none" and self.vectors_on and not self.in_memory:
@@ -326,11 +343,8 @@ class Index:
         memory_id: str | None = None
         problem: str | None = None
         memory = item.memory
-        if memory is None:
+        if memory is None:  # no text at all: `sync` warns about it on every command (see _warn_skipped)
             problem = "; ".join(item.problems) or f"{item.rel}: unreadable"
-            if not (before and before[0] == item.sha and before[2]):
-                for text in item.problems:
-                    self.warn(f"skipping {text} (see 'memgit lint')")
             report.problems.extend(item.problems)
         else:
             memory_id = memory.id

@@ -16,8 +16,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from memgit import lenient
 from memgit.errors import MemgitError
 
 KINDS: tuple[str, ...] = (
@@ -187,7 +188,20 @@ def _yaml() -> SimpleNamespace:
             width=float("inf"),
         )
 
-    return SimpleNamespace(parse=frontmatter.parse, Handler=Handler, dump=dump, Error=yaml.YAMLError)
+    def split(text: str) -> tuple[str, str] | None:
+        # The same split as frontmatter.parse, for front-matter it could not load.
+        text = text.strip()
+        handler = YAMLHandler()
+        if not handler.detect(text):
+            return None
+        try:
+            front, content = handler.split(text)
+        except ValueError:
+            return None
+        return front, content.strip()
+
+    return SimpleNamespace(parse=frontmatter.parse, Handler=Handler, dump=dump, Error=yaml.YAMLError,
+                           load=load, split=split)
 
 
 # -- parse -------------------------------------------------------------------------------
@@ -215,14 +229,18 @@ def _key_line(front: str, key: str) -> int:
 
 
 def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
-    """Parse a memory file, returning the memory (None if unusable) and every problem found.
+    """Read a memory file liberally: the memory, and every problem `memgit lint` reports.
 
-    `kinds` are the valid kinds: the built-in ones plus any the config adds.
+    The memory is None only when no text can be read at all (a binary file, over 1 MB);
+    every other problem leaves a usable memory, read as docs/format.md describes ("Reading
+    hand-written files"). `parse` is the strict reader for what memgit writes. `kinds` are
+    the valid kinds: the built-in ones plus any the config adds.
     """
     problems: list[Problem] = []
 
-    def problem(line: int, message: str) -> None:
-        problems.append(Problem(rel_path, line, message))
+    def problem(line: int, message: str | None) -> None:
+        if message:
+            problems.append(Problem(rel_path, line, message))
 
     if isinstance(data, bytes):
         if len(data) > MAX_FILE_BYTES:
@@ -235,119 +253,85 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            problem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8")
-            return None, problems
+            problem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8 "
+                          "(meanwhile memgit reads it with replacement characters)")
+            text = data.decode("utf-8", "replace")
     else:
         text = data
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-
-    front = ""
-    if text.startswith("---"):
-        end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
-        if end is None and _FENCE.match(text):
-            problem(1, "the front-matter is never closed: add a '---' line after it")
-            return None, problems
-        front = text[3 : 3 + end.start()] if end else ""
-        if len(front.encode()) > MAX_FRONT_MATTER_BYTES:
-            problem(1, "front-matter is over 64 KB; keep memory metadata small")
-            return None, problems
-    y = _yaml()
-    handler = y.Handler()
-    try:
-        meta, body = y.parse(text, handler=handler)
-    except y.Error as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        problem(line, f"invalid YAML front-matter: {reason}")
-        return None, problems
-    except RecursionError:
-        problem(1, "the front-matter nests too deeply; memory metadata is flat")
-        return None, problems
-    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
-        problem(1, "front-matter must be a mapping of keys to values")
-        return None, problems
+    meta, body, front = _split(text, problem)
 
     values: dict[str, Any] = {}
     for name in TEXT_FIELDS:
         value = meta.get(name)
         if value is None or value == "":
             continue
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            problem(_key_line(front, name), f"'{name}' must be text, not {type(value).__name__}")
-            continue
-        values[name] = str(value)
+        text_value, message = lenient.as_text(name, value)
+        problem(_key_line(front, name), message)
+        if text_value:
+            values[name] = text_value
     for name in TIME_FIELDS:
         value = meta.get(name)
         if value is None or value == "":
             continue
-        if not isinstance(value, str) or not _valid_time(value):
-            problem(
-                _key_line(front, name),
-                f"'{name}' must be an ISO 8601 date or time with a timezone, "
-                f"e.g. 2026-11-30T10:00:00+00:00 (got {value!r})",
-            )
-            continue
-        values[name] = value
+        time_value, message = lenient.as_time(name, value)
+        problem(_key_line(front, name), message)
+        if time_value:
+            values[name] = time_value
     for name in LIST_FIELDS:
         value = meta.get(name)
         if value is None:
             continue
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            value = [value]
-        if not isinstance(value, list) or not all(
-            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
-        ):
-            problem(_key_line(front, name), f"'{name}' must be a list of text items")
-            continue
-        values[name] = tuple(str(v) for v in value)
+        items, message = lenient.as_list(name, value)
+        problem(_key_line(front, name), message)
+        if items is not None:
+            values[name] = items
 
     memory_id = values.get("id") or path_id(rel_path)
     if not ID_RE.match(memory_id):
         problem(
             _key_line(front, "id"),
             f"id {memory_id!r} is not valid: use letters, digits, '.', '_' and '-' "
-            "(first a letter or digit, at most 128)",
+            f"(first a letter or digit, at most 128); read as {path_id(rel_path)!r} meanwhile",
         )
+        memory_id = path_id(rel_path)
     title = values.get("title") or _title_from_body(body) or memory_id
-    if "\n" in title:
-        problem(_key_line(front, "title"), "'title' must be one line")
-    kind = values.get("kind", "fact")
-    if kind not in kinds:
-        problem(_key_line(front, "kind"), f"unknown kind {kind!r}; use one of {', '.join(kinds)}")
-    source = values.get("source", "user")
-    if source not in SOURCES:
-        problem(_key_line(front, "source"), f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
-    status = values.get("status", "active")
-    if status not in STATUSES:
-        problem(_key_line(front, "status"), f"unknown status {status!r}; use active or archived")
+    kind, message = lenient.as_choice("kind", values.get("kind", "fact"), kinds, "fact")
+    problem(_key_line(front, "kind"), message)
+    source, message = lenient.as_choice("source", values.get("source", "user"), SOURCES, "user")
+    problem(_key_line(front, "source"), message)
+    status, message = lenient.as_choice("status", values.get("status", "active"), STATUSES, "active")
+    problem(_key_line(front, "status"), message)
+    default = DEFAULT_CONFIDENCE.get(source, 0.5)
     confidence = meta.get("confidence")
-    if confidence is None:
-        confidence = DEFAULT_CONFIDENCE.get(source, 0.5)
-    elif isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        problem(_key_line(front, "confidence"), f"'confidence' must be a number from 0 to 1, not {confidence!r}")
-        confidence = 0.5
-    elif not 0.0 <= confidence <= 1.0 or math.isnan(confidence):
-        problem(_key_line(front, "confidence"), f"'confidence' is {confidence}; it must be from 0 to 1")
+    if confidence is None or confidence == "":
+        confidence = default
+    else:
+        confidence, message = lenient.as_confidence(confidence, default)
+        problem(_key_line(front, "confidence"), message)
+    clean: dict[str, Any] = {}
     for name, value in (("title", title), ("body", body), *((n, values.get(n)) for n in TEXT_FIELDS if n != "title")):
-        reason = bad_text(value) if isinstance(value, str) else None
-        if reason:
-            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}")
+        if isinstance(value, str):
+            reason = bad_text(value)
+            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}" if reason else None)
+            clean[name] = _BAD_CHARS.sub("\ufffd", value) if reason else value
     for name in LIST_FIELDS:
-        for item in values.get(name, ()):
-            reason = bad_text(item) or ("is empty or spans lines" if not item.strip() or "\n" in item else None)
-            if reason:
-                problem(_key_line(front, name), f"an item of '{name}' {reason}")
+        if any(bad_text(item) for item in values.get(name, ())):
+            reason = next(filter(None, map(bad_text, values[name])))
+            problem(_key_line(front, name), f"an item of '{name}' {reason}")
+            values[name] = tuple(_BAD_CHARS.sub("\ufffd", item) for item in values[name])
+    for line in lenient.conflict_lines(text):
+        problem(line, "unresolved merge conflict markers (<<<<<<<): resolve them")
     extra = {k: v for k, v in meta.items() if k not in FIELDS}
     memory = Memory(
         id=memory_id,
-        title=title,
-        body=body,
+        title=clean["title"],
+        body=clean["body"],
         kind=kind,
-        entity=values.get("entity", ""),
+        entity=clean.get("entity") or "",
         confidence=float(confidence),
         source=source,
-        task_id=values.get("task_id"),
+        task_id=clean.get("task_id"),
         created=values.get("created"),
         updated=values.get("updated"),
         tags=values.get("tags", ()),
@@ -360,6 +344,64 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
         path=rel_path,
     )
     return memory, problems
+
+
+def _split(text: str, problem: Callable[[int, str | None], None]) -> tuple[dict[str, Any], str, str]:
+    """Front-matter values, body and the raw front-matter (for line numbers) of a file.
+
+    Whatever is wrong with the front-matter is a problem, and only the part that cannot be
+    read is lost: invalid YAML is read key by key, conflict markers on their first side.
+    """
+    front = ""
+    if text.startswith("---"):
+        end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
+        if end is None and _FENCE.match(text):
+            problem(1, "the front-matter is never closed: add a '---' line after it")
+            lines = text.split("\n")[1:]
+            size = lenient.front_size(lines)
+            front = "\n".join(lines[:size])
+            return lenient.by_key(front, _yaml().load), "\n".join(lines[size:]).strip(), "\n" + front
+        front = text[3 : 3 + end.start()] if end else ""
+        if len(front.encode()) > MAX_FRONT_MATTER_BYTES:
+            problem(1, "front-matter is over 64 KB; keep memory metadata small (it is ignored until then)")
+            return {}, text[3 + end.end() :].strip() if end else text, front
+    y = _yaml()
+    handler = y.Handler()
+    markers = lenient.conflict_lines(front)
+    try:
+        meta, body = y.parse(text, handler=handler)
+        if markers:
+            raise y.Error("conflict markers")
+    except (y.Error, RecursionError) as exc:
+        if isinstance(exc, RecursionError):
+            problem(1, "the front-matter nests too deeply; memory metadata is flat")
+        elif not markers:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            problem(mark.line + 1 if mark is not None else 1, f"invalid YAML front-matter: {reason}")
+        return _read_broken(text, front, y.split), _body_after(text, y.split), front
+    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
+        problem(1, "front-matter must be a mapping of keys to values (it is ignored until then)")
+        return {}, body, front
+    return meta, body, front
+
+
+def _read_broken(text: str, front: str, split: Callable[[str], tuple[str, str] | None]) -> dict[str, Any]:
+    parts = split(text)
+    raw = lenient.ours(parts[0] if parts else front)
+    load = _yaml().load
+    try:
+        whole = load(raw)
+        if isinstance(whole, dict):
+            return whole
+    except Exception:  # noqa: BLE001 - any YAML error: read it key by key instead
+        pass
+    return lenient.by_key(raw, load)
+
+
+def _body_after(text: str, split: Callable[[str], tuple[str, str] | None]) -> str:
+    parts = split(text)
+    return parts[1] if parts else text.strip()
 
 
 _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -29,10 +29,15 @@ class FileStat:
 
 @dataclass(frozen=True)
 class Loaded:
-    """Every usable memory in the folder, and every problem met on the way."""
+    """Every usable memory in the folder, and every problem met on the way.
+
+    `skipped` are the problems of files that are no memory at all (no text could be read);
+    every other problem leaves its memory usable, for `memgit lint` to report.
+    """
 
     memories: list[Memory]
     problems: list[Problem]
+    skipped: list[Problem] = field(default_factory=list)
 
 
 class Store:
@@ -81,33 +86,36 @@ class Store:
     # -- reading -------------------------------------------------------------------------
 
     def read(self, rel: str) -> tuple[Memory | None, list[Problem]]:
+        """A file's memory, read liberally (None only when no text can be read), and its problems."""
         path = self.path_of(rel)
         try:
             with open(path, "rb") as handle:
                 data = handle.read(fmt.MAX_FILE_BYTES + 1)
         except OSError as exc:
             return None, [Problem(rel, 0, f"cannot read: {exc.strerror}")]
-        memory, problems = fmt.check(data, rel, self.kinds)
-        return (memory if not problems else None), problems
+        return fmt.check(data, rel, self.kinds)
 
     def load(self) -> Loaded:
         """All memories; a bad file or a duplicate id is a problem, never an exception."""
         memories: list[Memory] = []
         problems: list[Problem] = []
+        skipped: list[Problem] = []
         seen: dict[str, str] = {}
         for stat in self.iter_files():
             memory, found = self.read(stat.rel)
             problems.extend(found)
             if memory is None:
+                skipped.extend(found)
                 continue
             if memory.id in seen:
                 problems.append(
                     Problem(stat.rel, 0, f"duplicate id {memory.id!r} (also in {seen[memory.id]}); give one a new id")
                 )
+                skipped.append(problems[-1])
                 continue
             seen[memory.id] = stat.rel
             memories.append(memory)
-        return Loaded(memories, problems)
+        return Loaded(memories, problems, skipped)
 
     # -- writing -------------------------------------------------------------------------
 
