@@ -20,6 +20,7 @@ from memgit.history import Change, changes_of, version_at
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
+from memgit.patch import write_edit
 from memgit.store import Store
 
 if TYPE_CHECKING:
@@ -390,8 +391,9 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(f"{new.title}\n{new.body}")
-        fmt.parse(fmt.dump(new), new.path, self.config.kinds)
-        path = self.store.write(new)
+        fmt.parse(fmt.dump(new), new.path, self.config.kinds)  # every value memgit writes is valid
+        # Only the lines of the fields that changed: a hand-written file keeps its comments, order, CRLF.
+        path = write_edit(self.store, old, new)
         self._commit([path], message, commit)
         return new
 
@@ -412,7 +414,7 @@ class Memgit:
             if not memory.active:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
             archived = replace(memory, status="archived", updated=now())
-            path = self.store.write(archived)
+            path = write_edit(self.store, memory, archived)
             self._commit([path], f'memory: forget "{_short(memory.title)}"', commit)
             return archived
 

@@ -467,6 +467,20 @@ def dump(memory: Memory) -> str:
     return text + ("\n" + body + "\n" if body else "")
 
 
+def dump_fields(fields: Mapping[str, Any]) -> str:
+    """Front-matter lines for `fields`, written as `dump` writes them (for `memgit.patch`)."""
+    return _yaml().dump(fields)
+
+
+def load_fields(text: str) -> Any:
+    """What front-matter `text` holds, with the safe loader; None when it is not valid YAML."""
+    y = _yaml()
+    try:
+        return y.load(text)
+    except (y.Error, RecursionError):
+        return None
+
+
 # -- helpers used by the store -----------------------------------------------------------
 
 
