@@ -20,7 +20,7 @@ from memgit.history import Change, changes_of, version_at
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
-from memgit.patch import write_edit
+from memgit.patch import write_edit, write_id
 from memgit.store import Store
 
 if TYPE_CHECKING:
@@ -481,19 +481,17 @@ class Memgit:
         loaded = store.load()
         problems = list(loaded.problems)
         to_fix: list[str] = []
-        for memory in loaded.memories:
-            if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
+        for memory in loaded.memories:  # files without an id, and copies: write their path id
+            if memory.path in loaded.copies or not fmt.declares_id(store.path_of(memory.path).read_bytes()):
                 to_fix.append(memory.path)
             for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
                 problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
         problems.sort(key=lambda p: (p.path, p.line))
-        if fix and to_fix:
+        if fix and to_fix:  # a copy given its own id is a copy no more
+            problems = [p for p in problems if p.path not in loaded.copies or not p.message.startswith("duplicate id")]
             repo = self._require_repo()
             with gitrepo.write_lock(repo):
-                paths = [
-                    store.write_text(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
-                    for rel in to_fix
-                ]
+                paths = [write_id(store, rel, fmt.path_id(rel)) for rel in to_fix]
                 self._commit(paths, f"memory: write ids into {len(paths)} hand-written file(s)", commit)
         return problems
 

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -37,7 +37,7 @@ from memgit import sqlite as sq
 from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory import Memory, original_first, path_id
 from memgit.ranking import Channels
 from memgit.store import Store
 from memgit.vectors import Vectors, embed_text, text_sha
@@ -292,10 +292,15 @@ class Index:
 
     def _apply(self, scan: Scan, parsed: list[Parsed], report: SyncReport) -> None:
         conn = self.conn
+        row = conn.execute("SELECT value FROM meta WHERE key = 'copies'").fetchone()
+        # rel -> the id a copied file declares; it is indexed under its path id (Store.load).
+        self._copy_of: dict[str, str] = json.loads(row[0]) if row and row[0] else {}
+        self._demoted: list[str] = []
         orphans: set[str] = set()  # memory ids whose file went away, unless re-claimed below
         for rel in sorted(scan.removed):
             row = conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()
             conn.execute("DELETE FROM files WHERE rel = ?", (rel,))
+            self._copy_of.pop(rel, None)
             if row and row[0] and not row[1]:
                 orphans.add(row[0])
         for rel_dir in scan.dirs_removed:
@@ -307,28 +312,44 @@ class Index:
         while True:
             for item in queue:
                 self._apply_file(item, orphans, report)
+            gone: set[str] = set()
             for memory_id in sorted(orphans):
                 row = conn.execute("SELECT doc, rel FROM memories WHERE id = ?", (memory_id,)).fetchone()
                 if row and conn.execute(
                         "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                         (row[1], memory_id)).fetchone() is None:
                     self._delete_doc(row[0])
+                    gone.add(memory_id)
                     report.removed += 1
             orphans.clear()
-            # A duplicate whose original went away now owns its id: read it again.
-            queue = []
-            for (rel,) in conn.execute(
+            # A copy whose original went away now owns its id, and an original found after its
+            # copy demotes the copy: read those files again.
+            again = [rel for rel, declared in self._copy_of.items() if declared in gone] + self._demoted
+            self._demoted = []
+            again += [rel for (rel,) in conn.execute(
                     "SELECT rel FROM files WHERE problem IS NOT NULL AND memory_id IS NOT NULL "
-                    "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY rel").fetchall():
-                if rel in retried:
-                    continue
+                    "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY rel").fetchall()]
+            queue = []
+            for rel in sorted(set(again) - retried):
                 retried.add(rel)
+                self._forget_file(rel)
                 st = changes.stat(self.root / rel)
-                again = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
-                if again is not None:
-                    queue.append(again)
+                item = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
+                if item is not None:
+                    queue.append(item)
             if not queue:
                 break
+        self._set_meta("copies", json.dumps(self._copy_of, sort_keys=True) if self._copy_of else None)
+
+    def _forget_file(self, rel: str) -> None:
+        """Drop what the index holds for one file, so that reading it again starts afresh."""
+        row = self.conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()
+        if row and row[0] and not row[1]:
+            doc = self.conn.execute("SELECT doc FROM memories WHERE id = ? AND rel = ?", (row[0], rel)).fetchone()
+            if doc:
+                self._delete_doc(doc[0])
+        self.conn.execute("DELETE FROM files WHERE rel = ?", (rel,))
+        self._copy_of.pop(rel, None)
 
     def _apply_file(self, item: Parsed, orphans: set[str], report: SyncReport) -> None:
         conn = self.conn
@@ -338,6 +359,7 @@ class Index:
             conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ino = ? WHERE rel = ?",
                          (*item.stat, item.rel))
             return
+        self._copy_of.pop(item.rel, None)
         if before and before[1] and not before[2]:
             orphans.add(before[1])  # this file held that memory; it may hold another now
         memory_id: str | None = None
@@ -352,6 +374,17 @@ class Index:
             owner_alive = row is not None and row[1] != item.rel and conn.execute(
                 "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                 (row[1], memory.id)).fetchone() is not None
+            if owner_alive and original_first(item.rel, memory.id) < original_first(row[1], memory.id):
+                self._forget_file(row[1])  # that file is a copy of this one: read it again as one
+                self._demoted.append(row[1])
+                row, owner_alive = None, False
+            elif owner_alive and conn.execute("SELECT 1 FROM memories WHERE id = ? AND rel != ?",
+                                              (path_id(item.rel), item.rel)).fetchone() is None:
+                self._copy_of[item.rel] = memory.id  # a copy: indexed under its path id (Store.load)
+                memory = replace(memory, id=path_id(item.rel))
+                memory_id = memory.id
+                row = conn.execute("SELECT doc, rel, vec_sha FROM memories WHERE id = ?", (memory.id,)).fetchone()
+                owner_alive = False
             if owner_alive:
                 problem = f"{item.rel}: duplicate id {memory.id!r} (also in {row[1]}); give one a new id"
                 if not (before and before[0] == item.sha):
@@ -432,6 +465,7 @@ class Index:
                 self.conn.execute("DELETE FROM files")
                 self.conn.execute("DELETE FROM dirs")
                 self._set_meta("cursor", None)
+                self._set_meta("copies", None)
                 self._commit()
             except BaseException:
                 self._rollback()

@@ -220,6 +220,21 @@ def path_id(rel_path: str) -> str:
     return text
 
 
+def original_first(rel_path: str, memory_id: str) -> tuple[bool, str]:
+    """Sort key for files that declare the same id: the original sorts first.
+
+    A copy keeps the id of the file it was copied from, but not its name: the original is
+    the file named for the id (memgit's `<slug>-<id without m->.md`, or the path the id was
+    derived from); among files named alike or not at all, the first path. The others are
+    read under their path id (`path_id`) and `memgit lint` names them.
+    """
+    stem = rel_path.rsplit("/", 1)[-1]
+    stem = stem[: -len(stem.rsplit(".", 1)[-1]) - 1] if "." in stem else stem
+    suffix = memory_id[2:] if memory_id.startswith("m-") else memory_id
+    named = stem == suffix or stem.endswith("-" + suffix) or path_id(rel_path) == memory_id
+    return (not named, rel_path)
+
+
 def _key_line(front: str, key: str) -> int:
     """1-based line in the file of a front-matter key (`front` starts after the first `---`)."""
     match = re.search(rf"^{re.escape(key)}\s*:", front, re.MULTILINE)

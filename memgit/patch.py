@@ -31,10 +31,20 @@ def write_edit(store: Store, old: Memory, new: Memory) -> Path:
     except (OSError, UnicodeDecodeError):
         return store.write_text(new.path, text)
     changes = {name: getattr(new, name) for name in (*fmt.FIELDS, "body") if getattr(new, name) != getattr(old, name)}
+    read = fmt.check(current, new.path, store.kinds)[0]
+    if read is not None and read.id != new.id:
+        changes["id"] = new.id  # a copy read under its path id (Store.load) gets that id written
     patched = patch(current, changes) if old.path == new.path and old.extra == new.extra else None
     if patched is not None and fmt.check(patched, new.path, store.kinds)[0] == new:
         text = patched
     return store.write_text(new.path, text)
+
+
+def write_id(store: Store, rel: str, memory_id: str) -> Path:
+    """Write `id: memory_id` into a file, touching nothing else (`memgit lint --fix`)."""
+    text = store.path_of(rel).read_bytes().decode("utf-8")
+    patched = patch(text, {"id": memory_id}) if fmt.declares_id(text.encode()) else None
+    return store.write_text(rel, patched if patched is not None else fmt.insert_id(text, memory_id))
 
 
 def patch(text: str, changes: Mapping[str, Any]) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -32,12 +32,14 @@ class Loaded:
     """Every usable memory in the folder, and every problem met on the way.
 
     `skipped` are the problems of files that are no memory at all (no text could be read);
-    every other problem leaves its memory usable, for `memgit lint` to report.
+    every other problem leaves its memory usable, for `memgit lint` to report. `copies` are
+    the files that declare another file's id, read under their path id.
     """
 
     memories: list[Memory]
     problems: list[Problem]
     skipped: list[Problem] = field(default_factory=list)
+    copies: set[str] = field(default_factory=set)
 
 
 class Store:
@@ -96,26 +98,39 @@ class Store:
         return fmt.check(data, rel, self.kinds)
 
     def load(self) -> Loaded:
-        """All memories; a bad file or a duplicate id is a problem, never an exception."""
+        """All memories; a bad file is a problem, never an exception.
+
+        Files that declare the same id (a copied file) are all memories: the original
+        (`memory.original_first`) keeps the id, each copy is read under its path id and
+        reported. The index does the same.
+        """
         memories: list[Memory] = []
         problems: list[Problem] = []
         skipped: list[Problem] = []
-        seen: dict[str, str] = {}
+        by_id: dict[str, list[Memory]] = {}
+        copies: set[str] = set()
         for stat in self.iter_files():
             memory, found = self.read(stat.rel)
             problems.extend(found)
             if memory is None:
                 skipped.extend(found)
                 continue
-            if memory.id in seen:
-                problems.append(
-                    Problem(stat.rel, 0, f"duplicate id {memory.id!r} (also in {seen[memory.id]}); give one a new id")
-                )
-                skipped.append(problems[-1])
-                continue
-            seen[memory.id] = stat.rel
-            memories.append(memory)
-        return Loaded(memories, problems, skipped)
+            by_id.setdefault(memory.id, []).append(memory)
+        for memory_id, group in by_id.items():
+            group.sort(key=lambda m: fmt.original_first(m.path, memory_id))
+            memories.append(group[0])
+            for copy in group[1:]:
+                copy_id = fmt.path_id(copy.path)
+                if copy_id in by_id:
+                    skipped.append(Problem(copy.path, 0, f"duplicate id {memory_id!r} (also in {group[0].path}); "
+                                                         "give this copy its own id"))
+                    problems.append(skipped[-1])
+                    continue
+                problems.append(Problem(copy.path, 0, duplicate_message(memory_id, group[0].path, copy_id)))
+                memories.append(replace(copy, id=copy_id))
+                copies.add(copy.path)
+        memories.sort(key=lambda m: m.path)
+        return Loaded(memories, problems, skipped, copies)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -162,3 +177,9 @@ class Store:
         except OSError as exc:
             raise MemgitError(f"cannot delete {path} ({exc.strerror or exc})") from None
         return path
+
+
+def duplicate_message(memory_id: str, original: str, copy_id: str) -> str:
+    """What lint says about a copied file (see `Store.load`)."""
+    return (f"duplicate id {memory_id!r} (the original is {original}): this copy is read as {copy_id!r}; "
+            "give it its own id ('memgit lint --fix' writes that one)")

@@ -291,18 +291,35 @@ def test_unknown_kind_is_read_as_a_fact_quietly(folder: Path) -> None:
     assert warnings == []  # lint reports it; recall does not nag
 
 
-def test_duplicate_id_is_skipped_then_takes_over(folder: Path) -> None:
+def test_duplicate_id_copy_gets_its_path_id_then_takes_over(folder: Path) -> None:
     write(folder, "a.md", "m-same", "First holder of the id")
     write(folder, "b.md", "m-same", "Second holder of the id")
     warnings = Warnings()
     index = make(folder, warn=warnings)
     index.sync()
     assert index.memory("m-same").path == "a.md"
-    assert any("duplicate id 'm-same'" in w for w in warnings)
+    assert index.memory("b").path == "b.md" and keyword_ids(index, "second") == ["b"]
+    assert warnings == []  # lint names the copy
     (folder / "a.md").unlink()
     index.sync()
     assert index.memory("m-same").path == "b.md"
     assert keyword_ids(index, "second") == ["m-same"]
+    assert index.status()["memories"] == 1
+
+
+def test_an_original_found_after_its_copy_takes_its_id_back(folder: Path) -> None:
+    write(folder, "a-copy.md", "m-7f3a2c", "Copy of the memory about sockets")
+    index = make(folder)
+    index.sync()
+    assert index.memory("m-7f3a2c").path == "a-copy.md"
+    write(folder, "sockets-7f3a2c.md", "m-7f3a2c", "The memory about sockets")  # memgit's name for it
+    index.sync()
+    assert index.memory("m-7f3a2c").path == "sockets-7f3a2c.md"
+    assert index.memory("a-copy").path == "a-copy.md"
+    assert sorted(keyword_ids(index, "sockets")) == ["a-copy", "m-7f3a2c"]
+    fresh = make(folder)
+    fresh.rebuild(embed="none")
+    assert fresh.memory("m-7f3a2c").path == "sockets-7f3a2c.md" and fresh.status()["memories"] == 2
 
 
 def test_id_change_inside_a_file(folder: Path) -> None:
