@@ -136,7 +136,7 @@ class Memgit:
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
-        for problem in loaded.skipped:
+        for problem in loaded.skipped if self._index is None else ():  # else the index said it already
             self.warn(f"skipping {problem} (see 'memgit lint')")
         return loaded.memories
 

@@ -22,10 +22,11 @@ _KEY = re.compile(r"([^\s#:'\"\[\]{},&*!|>%@`-][^:]*?)[ \t]*:(?:[ \t]|$)")
 Loader = Callable[[str], Any]
 
 
-def as_text(name: str, value: Any) -> tuple[str | None, str | None]:
-    """A one-line text field (`title`, `entity`, ...) from whatever YAML gave."""
+def as_text(name: str, value: Any, raw: str = "") -> tuple[str | None, str | None]:
+    """A one-line text field (`title`, `entity`, ...) from whatever YAML gave; `raw` is the
+    text written after `key:`, for a value YAML read as yes/no."""
     if isinstance(value, bool):
-        return str(value).lower(), f"'{name}' must be text, not a yes/no value; quote it"
+        return raw or str(value).lower(), f"'{name}' must be text, not a yes/no value; quote it"
     if isinstance(value, (int, float)):
         return str(value), None
     if isinstance(value, str):
@@ -105,7 +106,7 @@ def as_choice(name: str, value: str, choices: tuple[str, ...], default: str) -> 
         return value, None
     folded = value.strip().casefold()
     if folded in choices:
-        return folded, f"{name} {value!r} is written {folded!r}"
+        return folded, f"{name} {value!r} is not lower case: write {folded!r}"
     return default, f"unknown {name} {value!r}; use one of {', '.join(choices)} (read as {default})"
 
 
@@ -155,6 +156,12 @@ def by_key(front: str, load: Loader) -> dict[str, Any]:
             if raw:
                 meta[key] = raw
     return meta
+
+
+def raw_value(front: str, key: str) -> str:
+    """The text written after `key:` on its line, unparsed."""
+    match = re.search(rf"^{re.escape(key)}[ \t]*:[ \t]*(.*?)[ \t]*$", front, re.MULTILINE)
+    return match.group(1) if match else ""
 
 
 def front_size(lines: list[str]) -> int:

@@ -207,9 +207,19 @@ def _yaml() -> SimpleNamespace:
 # -- parse -------------------------------------------------------------------------------
 
 
+#: Memory files: `*.md` in any case and `*.markdown`; a README is documentation for people.
+_MEMORY_NAME = re.compile(r"(?i)(?!readme\.(?:md|markdown)\Z)[^.].*\.(?:md|markdown)\Z")
+
+
+def is_memory_file(name: str) -> bool:
+    """Whether a file name under the memory folder is a memory (`notes.md`, `Notes.MD`,
+    `notes.markdown`), not a README, a hidden file or something else."""
+    return _MEMORY_NAME.match(name) is not None
+
+
 def path_id(rel_path: str) -> str:
     """The id of a hand-written file without one: derived from its path, stable while it stays."""
-    stem = rel_path[:-3] if rel_path.endswith(".md") else rel_path
+    stem = re.sub(r"(?i)\.(?:md|markdown)\Z", "", rel_path)
     text = re.sub(r"[^A-Za-z0-9._-]+", "-", stem.replace("/", "."))
     text = text.strip("-.") or "memory"
     if not text[0].isalnum():
@@ -281,7 +291,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> t
         value = meta.get(name)
         if value is None or value == "":
             continue
-        text_value, message = lenient.as_text(name, value)
+        text_value, message = lenient.as_text(name, value, lenient.raw_value(front, name))
         problem(_key_line(front, name), message)
         if text_value:
             values[name] = text_value

@@ -53,12 +53,13 @@ class Store:
     # -- finding -------------------------------------------------------------------------
 
     def iter_files(self) -> Iterator[FileStat]:
-        """Every `*.md` under the folder, skipping hidden folders and symlinks."""
+        """Every memory file (`memory.is_memory_file`) under the folder, skipping hidden
+        folders and symlinks."""
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
-                if not name.endswith(".md") or name.startswith("."):
+                if not fmt.is_memory_file(name):
                     continue
                 full = os.path.join(dirpath, name)
                 try:
@@ -71,6 +72,29 @@ class Store:
                     continue
                 rel = os.path.relpath(full, root).replace(os.sep, "/")
                 yield FileStat(rel, st.st_size, st.st_mtime_ns)
+
+    def look_alikes(self) -> Iterator[Problem]:
+        """Files that are not read as memories but have front-matter, as if meant to be one
+        (`notes.txt`, `README.md`): `memgit lint` says why they are not. Others stay quiet."""
+        root = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                full = os.path.join(dirpath, name)
+                if name.startswith(".") or fmt.is_memory_file(name) or os.path.islink(full):
+                    continue
+                try:
+                    with open(full, "rb") as handle:
+                        head = handle.read(4)
+                except OSError:
+                    continue
+                if head.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+                    rel = os.path.relpath(full, root).replace(os.sep, "/")
+                    readme = name.lower().startswith("readme.")
+                    yield Problem(rel, 0, "a README is documentation for people, never a memory; rename it to "
+                                          "make it one" if readme else
+                                          "has front-matter but is not read as a memory: memory files end in "
+                                          ".md or .markdown")
 
     def _inside(self, path: str) -> bool:
         real = os.path.realpath(path)
@@ -130,6 +154,7 @@ class Store:
                 memories.append(replace(copy, id=copy_id))
                 copies.add(copy.path)
         memories.sort(key=lambda m: m.path)
+        problems.extend(self.look_alikes())
         return Loaded(memories, problems, skipped, copies)
 
     # -- writing -------------------------------------------------------------------------
