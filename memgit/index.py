@@ -334,9 +334,9 @@ class Index:
                 retried.add(rel)
                 self._forget_file(rel)
                 st = changes.stat(self.root / rel)
-                item = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
-                if item is not None:
-                    queue.append(item)
+                reread = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
+                if reread is not None:
+                    queue.append(reread)
             if not queue:
                 break
         self._set_meta("copies", json.dumps(self._copy_of, sort_keys=True) if self._copy_of else None)

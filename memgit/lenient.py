@@ -1,10 +1,10 @@
-"""Reading hand-written front-matter liberally: what a slightly-off value most likely means.
+"""Reading memory files liberally: what a slightly-off hand-written value most likely means.
 
 memgit writes strictly (`memory.parse` refuses every value below) but reads liberally, so a
 memory with one odd field is still recalled, listed and shown while `memgit lint` says what to
-fix. Each `read_*` function returns the value memgit uses and, when the written value was not
-valid, a message for lint (None when it was). Nothing here guesses beyond the rules in
-docs/format.md ("Reading hand-written files").
+fix. `check` reads a file; each `as_*` function returns the value memgit uses and, when the
+written value was not valid, a message for lint (None when it was). Nothing here guesses
+beyond the rules in docs/format.md ("Reading hand-written files").
 """
 
 from __future__ import annotations
@@ -14,12 +14,182 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from memgit import memory as fmt
+from memgit.memory import Memory, Problem
+
 #: Lines git writes around an unresolved conflict (`|||||||` is the base side with diff3).
 _MARKER = re.compile(r"^(<{7}|\|{7}|={7}|>{7})(?:[ \t].*)?$")
 #: A top-level `key:` that starts a block of front-matter lines.
 _KEY = re.compile(r"([^\s#:'\"\[\]{},&*!|>%@`-][^:]*?)[ \t]*:(?:[ \t]|$)")
 
 Loader = Callable[[str], Any]
+
+
+def _key_line(front: str, key: str) -> int:
+    """1-based line in the file of a front-matter key (`front` starts after the first `---`)."""
+    match = re.search(rf"^{re.escape(key)}\s*:", front, re.MULTILINE)
+    if not match:
+        return 1
+    return front.count("\n", 0, match.start()) + 1
+
+
+def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) -> tuple[Memory | None, list[Problem]]:
+    """Read a memory file liberally: the memory, and every problem `memgit lint` reports.
+
+    The memory is None only when no text can be read at all (a binary file, over 1 MB);
+    every other problem leaves a usable memory, read as docs/format.md describes ("Reading
+    hand-written files"). `parse` is the strict reader for what memgit writes. `kinds` are
+    the valid kinds: the built-in ones plus any the config adds.
+    """
+    problems: list[Problem] = []
+
+    def problem(line: int, message: str | None) -> None:
+        if message:
+            problems.append(Problem(rel_path, line, message))
+
+    if isinstance(data, bytes):
+        if len(data) > fmt.MAX_FILE_BYTES:
+            problem(0, "file is over 1 MB; memory files are limited to 1 MB")
+            return None, problems
+        if b"\0" in data:
+            problem(0, "binary file (contains NUL bytes); memory files are UTF-8 Markdown")
+            return None, problems
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            problem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8 "
+                          "(meanwhile memgit reads it with replacement characters)")
+            text = data.decode("utf-8", "replace")
+    else:
+        text = data
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    meta, body, front = _split(text, problem)
+
+    values: dict[str, Any] = {}
+    for name in fmt.TEXT_FIELDS:
+        value = meta.get(name)
+        if value is None or value == "":
+            continue
+        text_value, message = as_text(name, value, raw_value(front, name))
+        problem(_key_line(front, name), message)
+        if text_value:
+            values[name] = text_value
+    for name in fmt.TIME_FIELDS:
+        value = meta.get(name)
+        if value is None or value == "":
+            continue
+        time_value, message = as_time(name, value)
+        problem(_key_line(front, name), message)
+        if time_value:
+            values[name] = time_value
+    for name in fmt.LIST_FIELDS:
+        value = meta.get(name)
+        if value is None:
+            continue
+        items, message = as_list(name, value)
+        problem(_key_line(front, name), message)
+        if items is not None:
+            values[name] = items
+
+    memory_id = values.get("id") or fmt.path_id(rel_path)
+    if not fmt.ID_RE.match(memory_id):
+        problem(
+            _key_line(front, "id"),
+            f"id {memory_id!r} is not valid: use letters, digits, '.', '_' and '-' "
+            f"(first a letter or digit, at most 128); read as {fmt.path_id(rel_path)!r} meanwhile",
+        )
+        memory_id = fmt.path_id(rel_path)
+    title = values.get("title") or _title_from_body(body) or memory_id
+    kind, message = as_choice("kind", values.get("kind", "fact"), kinds, "fact")
+    problem(_key_line(front, "kind"), message)
+    source, message = as_choice("source", values.get("source", "user"), fmt.SOURCES, "user")
+    problem(_key_line(front, "source"), message)
+    status, message = as_choice("status", values.get("status", "active"), fmt.STATUSES, "active")
+    problem(_key_line(front, "status"), message)
+    default = fmt.DEFAULT_CONFIDENCE.get(source, 0.5)
+    confidence = meta.get("confidence")
+    if confidence is None or confidence == "":
+        confidence = default
+    else:
+        confidence, message = as_confidence(confidence, default)
+        problem(_key_line(front, "confidence"), message)
+    clean: dict[str, Any] = {}
+    for name, value in (("title", title), ("body", body), *((n, values.get(n)) for n in fmt.TEXT_FIELDS if n != "title")):
+        if isinstance(value, str):
+            reason = fmt.bad_text(value)
+            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}" if reason else None)
+            clean[name] = fmt.clean_text(value) if reason else value
+    for name in fmt.LIST_FIELDS:
+        if any(fmt.bad_text(item) for item in values.get(name, ())):
+            reason = next(filter(None, map(fmt.bad_text, values[name])))
+            problem(_key_line(front, name), f"an item of '{name}' {reason}")
+            values[name] = tuple(fmt.clean_text(item) for item in values[name])
+    for line in conflict_lines(text):
+        problem(line, "unresolved merge conflict markers (<<<<<<<): resolve them")
+    extra = {k: v for k, v in meta.items() if k not in fmt.FIELDS}
+    memory = Memory(
+        id=memory_id,
+        title=clean["title"],
+        body=clean["body"],
+        kind=kind,
+        entity=clean.get("entity") or "",
+        confidence=float(confidence),
+        source=source,
+        task_id=clean.get("task_id"),
+        created=values.get("created"),
+        updated=values.get("updated"),
+        tags=values.get("tags", ()),
+        files=values.get("files", ()),
+        symbols=values.get("symbols", ()),
+        supersedes=values.get("supersedes", ()),
+        status=status,
+        expires=values.get("expires"),
+        extra=extra,
+        path=rel_path,
+    )
+    return memory, problems
+
+
+def _split(text: str, problem: Callable[[int, str | None], None]) -> tuple[dict[str, Any], str, str]:
+    """Front-matter values, body and the raw front-matter (for line numbers) of a file.
+
+    Whatever is wrong with the front-matter is a problem, and only the part that cannot be
+    read is lost: invalid YAML is read key by key, conflict markers on their first side.
+    """
+    front = ""
+    if text.startswith("---"):
+        end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
+        if end is None and fmt.opens_front_matter(text):
+            problem(1, "the front-matter is never closed: add a '---' line after it")
+            lines = text.split("\n")[1:]
+            size = front_size(lines)
+            front = "\n".join(lines[:size])
+            return by_key(front, fmt.load_fields), "\n".join(lines[size:]).strip(), "\n" + front
+        front = text[3 : 3 + end.start()] if end else ""
+        if len(front.encode()) > fmt.MAX_FRONT_MATTER_BYTES:
+            problem(1, "front-matter is over 64 KB; keep memory metadata small (it is ignored until then)")
+            return {}, text[3 + end.end() :].strip() if end else text, front
+    read = fmt.read_front(text)
+    markers = conflict_lines(front)
+    if read.meta is not None and not markers:
+        if read.error:
+            problem(*read.error)
+        return read.meta, read.body, front
+    if read.error and not markers:
+        problem(*read.error)
+    parts = fmt.split_front(text)
+    raw = ours(parts[0] if parts else front)
+    whole = fmt.load_fields(raw)
+    return whole if isinstance(whole, dict) else by_key(raw, fmt.load_fields), read.body, front
+
+
+def _title_from_body(body: str) -> str:
+    for line in body.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:120]
+    return ""
 
 
 def as_text(name: str, value: Any, raw: str = "") -> tuple[str | None, str | None]:

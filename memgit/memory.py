@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import re
 import secrets
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from memgit import lenient
 from memgit.errors import MemgitError
 
 KINDS: tuple[str, ...] = (
@@ -245,190 +242,6 @@ def original_first(rel_path: str, memory_id: str) -> tuple[bool, str]:
     return (not named, rel_path)
 
 
-def _key_line(front: str, key: str) -> int:
-    """1-based line in the file of a front-matter key (`front` starts after the first `---`)."""
-    match = re.search(rf"^{re.escape(key)}\s*:", front, re.MULTILINE)
-    if not match:
-        return 1
-    return front.count("\n", 0, match.start()) + 1
-
-
-def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
-    """Read a memory file liberally: the memory, and every problem `memgit lint` reports.
-
-    The memory is None only when no text can be read at all (a binary file, over 1 MB);
-    every other problem leaves a usable memory, read as docs/format.md describes ("Reading
-    hand-written files"). `parse` is the strict reader for what memgit writes. `kinds` are
-    the valid kinds: the built-in ones plus any the config adds.
-    """
-    problems: list[Problem] = []
-
-    def problem(line: int, message: str | None) -> None:
-        if message:
-            problems.append(Problem(rel_path, line, message))
-
-    if isinstance(data, bytes):
-        if len(data) > MAX_FILE_BYTES:
-            problem(0, "file is over 1 MB; memory files are limited to 1 MB")
-            return None, problems
-        if b"\0" in data:
-            problem(0, "binary file (contains NUL bytes); memory files are UTF-8 Markdown")
-            return None, problems
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            problem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8 "
-                          "(meanwhile memgit reads it with replacement characters)")
-            text = data.decode("utf-8", "replace")
-    else:
-        text = data
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-    meta, body, front = _split(text, problem)
-
-    values: dict[str, Any] = {}
-    for name in TEXT_FIELDS:
-        value = meta.get(name)
-        if value is None or value == "":
-            continue
-        text_value, message = lenient.as_text(name, value, lenient.raw_value(front, name))
-        problem(_key_line(front, name), message)
-        if text_value:
-            values[name] = text_value
-    for name in TIME_FIELDS:
-        value = meta.get(name)
-        if value is None or value == "":
-            continue
-        time_value, message = lenient.as_time(name, value)
-        problem(_key_line(front, name), message)
-        if time_value:
-            values[name] = time_value
-    for name in LIST_FIELDS:
-        value = meta.get(name)
-        if value is None:
-            continue
-        items, message = lenient.as_list(name, value)
-        problem(_key_line(front, name), message)
-        if items is not None:
-            values[name] = items
-
-    memory_id = values.get("id") or path_id(rel_path)
-    if not ID_RE.match(memory_id):
-        problem(
-            _key_line(front, "id"),
-            f"id {memory_id!r} is not valid: use letters, digits, '.', '_' and '-' "
-            f"(first a letter or digit, at most 128); read as {path_id(rel_path)!r} meanwhile",
-        )
-        memory_id = path_id(rel_path)
-    title = values.get("title") or _title_from_body(body) or memory_id
-    kind, message = lenient.as_choice("kind", values.get("kind", "fact"), kinds, "fact")
-    problem(_key_line(front, "kind"), message)
-    source, message = lenient.as_choice("source", values.get("source", "user"), SOURCES, "user")
-    problem(_key_line(front, "source"), message)
-    status, message = lenient.as_choice("status", values.get("status", "active"), STATUSES, "active")
-    problem(_key_line(front, "status"), message)
-    default = DEFAULT_CONFIDENCE.get(source, 0.5)
-    confidence = meta.get("confidence")
-    if confidence is None or confidence == "":
-        confidence = default
-    else:
-        confidence, message = lenient.as_confidence(confidence, default)
-        problem(_key_line(front, "confidence"), message)
-    clean: dict[str, Any] = {}
-    for name, value in (("title", title), ("body", body), *((n, values.get(n)) for n in TEXT_FIELDS if n != "title")):
-        if isinstance(value, str):
-            reason = bad_text(value)
-            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}" if reason else None)
-            clean[name] = _BAD_CHARS.sub("\ufffd", value) if reason else value
-    for name in LIST_FIELDS:
-        if any(bad_text(item) for item in values.get(name, ())):
-            reason = next(filter(None, map(bad_text, values[name])))
-            problem(_key_line(front, name), f"an item of '{name}' {reason}")
-            values[name] = tuple(_BAD_CHARS.sub("\ufffd", item) for item in values[name])
-    for line in lenient.conflict_lines(text):
-        problem(line, "unresolved merge conflict markers (<<<<<<<): resolve them")
-    extra = {k: v for k, v in meta.items() if k not in FIELDS}
-    memory = Memory(
-        id=memory_id,
-        title=clean["title"],
-        body=clean["body"],
-        kind=kind,
-        entity=clean.get("entity") or "",
-        confidence=float(confidence),
-        source=source,
-        task_id=clean.get("task_id"),
-        created=values.get("created"),
-        updated=values.get("updated"),
-        tags=values.get("tags", ()),
-        files=values.get("files", ()),
-        symbols=values.get("symbols", ()),
-        supersedes=values.get("supersedes", ()),
-        status=status,
-        expires=values.get("expires"),
-        extra=extra,
-        path=rel_path,
-    )
-    return memory, problems
-
-
-def _split(text: str, problem: Callable[[int, str | None], None]) -> tuple[dict[str, Any], str, str]:
-    """Front-matter values, body and the raw front-matter (for line numbers) of a file.
-
-    Whatever is wrong with the front-matter is a problem, and only the part that cannot be
-    read is lost: invalid YAML is read key by key, conflict markers on their first side.
-    """
-    front = ""
-    if text.startswith("---"):
-        end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
-        if end is None and _FENCE.match(text):
-            problem(1, "the front-matter is never closed: add a '---' line after it")
-            lines = text.split("\n")[1:]
-            size = lenient.front_size(lines)
-            front = "\n".join(lines[:size])
-            return lenient.by_key(front, _yaml().load), "\n".join(lines[size:]).strip(), "\n" + front
-        front = text[3 : 3 + end.start()] if end else ""
-        if len(front.encode()) > MAX_FRONT_MATTER_BYTES:
-            problem(1, "front-matter is over 64 KB; keep memory metadata small (it is ignored until then)")
-            return {}, text[3 + end.end() :].strip() if end else text, front
-    y = _yaml()
-    handler = y.Handler()
-    markers = lenient.conflict_lines(front)
-    try:
-        meta, body = y.parse(text, handler=handler)
-        if markers:
-            raise y.Error("conflict markers")
-    except (y.Error, RecursionError) as exc:
-        if isinstance(exc, RecursionError):
-            problem(1, "the front-matter nests too deeply; memory metadata is flat")
-        elif not markers:
-            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-            reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            problem(mark.line + 1 if mark is not None else 1, f"invalid YAML front-matter: {reason}")
-        return _read_broken(text, front, y.split), _body_after(text, y.split), front
-    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
-        problem(1, "front-matter must be a mapping of keys to values (it is ignored until then)")
-        return {}, body, front
-    return meta, body, front
-
-
-def _read_broken(text: str, front: str, split: Callable[[str], tuple[str, str] | None]) -> dict[str, Any]:
-    parts = split(text)
-    raw = lenient.ours(parts[0] if parts else front)
-    load = _yaml().load
-    try:
-        whole = load(raw)
-        if isinstance(whole, dict):
-            return whole
-    except Exception:  # noqa: BLE001 - any YAML error: read it key by key instead
-        pass
-    return lenient.by_key(raw, load)
-
-
-def _body_after(text: str, split: Callable[[str], tuple[str, str] | None]) -> str:
-    parts = split(text)
-    return parts[1] if parts else text.strip()
-
-
 _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
@@ -443,29 +256,66 @@ def bad_text(text: str) -> str | None:
     return f"holds a control character (U+{ord(char):04X}); remove it"
 
 
+def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
+    """Read a memory file liberally: the memory (None only when no text can be read at all)
+    and every problem `memgit lint` reports. See `memgit.lenient`."""
+    from memgit.lenient import check as read_liberally
+
+    return read_liberally(data, rel_path, kinds)
+
+
 def parse(data: bytes | str, rel_path: str = "", kinds: tuple[str, ...] = KINDS) -> Memory:
-    """Parse a memory file or raise MemgitError naming the first problem."""
+    """Parse a memory file strictly, as memgit's writes need: raise MemgitError naming the
+    first problem, even one `check` reads past."""
     memory, problems = check(data, rel_path, kinds)
     if problems or memory is None:
         raise MemgitError(str(problems[0]))
     return memory
 
 
-def _valid_time(value: str) -> bool:
+@dataclass(frozen=True)
+class FrontMatter:
+    """A file's front-matter as YAML reads it. `meta` is None when YAML could not load it;
+    `error` is then (line, why), as it is for front-matter that is not a mapping."""
+
+    meta: dict[str, Any] | None
+    body: str
+    error: tuple[int, str] | None = None
+
+
+def read_front(text: str) -> FrontMatter:
+    """Front-matter and body of a file's text (BOM and CRLF already removed)."""
+    y = _yaml()
+    handler = y.Handler()
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    # A bare date is fine; a time of day needs a timezone to mean one moment.
-    return len(value) == 10 or parsed.tzinfo is not None
+        meta, body = y.parse(text, handler=handler)
+    except (y.Error, RecursionError) as exc:
+        parts = y.split(text)
+        body = parts[1] if parts else text.strip()
+        if isinstance(exc, RecursionError):
+            return FrontMatter(None, body, (1, "the front-matter nests too deeply; memory metadata is flat"))
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return FrontMatter(None, body, (mark.line + 1 if mark is not None else 1, f"invalid YAML front-matter: {reason}"))
+    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
+        return FrontMatter({}, body, (1, "front-matter must be a mapping of keys to values (it is ignored until then)"))
+    return FrontMatter(meta, body)
 
 
-def _title_from_body(body: str) -> str:
-    for line in body.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line[:120]
-    return ""
+def split_front(text: str) -> tuple[str, str] | None:
+    """The raw front-matter and the body, split as `read_front` splits them; None without one."""
+    parts = _yaml().split(text)
+    return (str(parts[0]), str(parts[1])) if parts else None
+
+
+def opens_front_matter(text: str) -> bool:
+    """Whether `text` starts with an opening `---` line (`----`, trailing blanks too)."""
+    return _FENCE.match(text) is not None
+
+
+def clean_text(text: str) -> str:
+    """`text` with what `bad_text` refuses replaced by U+FFFD."""
+    return _BAD_CHARS.sub("\ufffd", text)
 
 
 # -- dump --------------------------------------------------------------------------------
@@ -494,7 +344,7 @@ def dump(memory: Memory) -> str:
 
 def dump_fields(fields: Mapping[str, Any]) -> str:
     """Front-matter lines for `fields`, written as `dump` writes them (for `memgit.patch`)."""
-    return _yaml().dump(fields)
+    return str(_yaml().dump(fields))
 
 
 def load_fields(text: str) -> Any:
