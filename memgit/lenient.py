@@ -51,6 +51,12 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         if len(data) > fmt.MAX_FILE_BYTES:
             problem(0, "file is over 1 MB; memory files are limited to 1 MB")
             return None, problems
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16, as some Windows editors save
+            try:
+                data = data.decode("utf-16").encode("utf-8")
+                problem(0, "saved as UTF-16; save the file as UTF-8")
+            except UnicodeError:
+                pass
         if b"\0" in data:
             problem(0, "binary file (contains NUL bytes); memory files are UTF-8 Markdown")
             return None, problems
@@ -64,6 +70,9 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
     else:
         text = data
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if "\r" in text and "\n" not in text:
+        problem(0, "lines end in CR only (classic Mac OS); save the file with LF line endings")
+        text = text.replace("\r", "\n")
     meta, body, front = _split(text, problem)
 
     values: dict[str, Any] = {}
@@ -200,6 +209,8 @@ def as_text(name: str, value: Any, raw: str = "") -> tuple[str | None, str | Non
     if isinstance(value, (int, float)):
         return str(value), None
     if isinstance(value, str):
+        if not value.strip():
+            return None, None  # as if it were not there
         if "\n" in value:
             return " ".join(value.split()), f"'{name}' must be one line"
         return value, None

@@ -53,6 +53,8 @@ VARIANTS: dict[str, tuple[str, str, str | None]] = {
     "Upper-case.MD": ("Upper-case", "albatross", None),
     "long-extension.markdown": ("long-extension", "bison", None),
     "control-char.md": ("control-char", "condor", "0: 'body' holds a control character (U+001B)"),
+    "utf16-windows.md": ("utf16-windows", "dugong", "0: saved as UTF-16; save the file as UTF-8"),
+    "classic-mac.md": ("classic-mac", "emu", "0: lines end in CR only"),
 }
 
 
