@@ -56,6 +56,8 @@ def patch(text: str, changes: Mapping[str, Any]) -> str | None:
     """
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom) :]
+    if "\r" in rest.replace("\r\n", ""):
+        return None  # CR-only or mixed line endings: not worth keeping byte for byte
     newline = "\r\n" if rest.split("\n", 1)[0].endswith("\r") else "\n"
     lines = rest.splitlines(keepends=True)
     fields = {key: value for key, value in changes.items() if key != "body"}
@@ -71,13 +73,16 @@ def patch(text: str, changes: Mapping[str, Any]) -> str | None:
     if blocks is None:
         return None
     edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in `lines`
+    added = ""  # new keys, in the order given, before the closing fence
     for key, value in fields.items():
         new = _render(key, value, newline)
         if key in blocks:
             start, end = blocks[key]
             edits.append((start, end, _keep_comment(lines[start:end], key, new)))
-        elif new:
-            edits.append((close, close, new))
+        else:
+            added += new
+    if added:
+        edits.append((close, close, added))
     if "body" in changes:
         edits.append((close + 1, len(lines), _body(lines[close + 1 :], str(changes["body"]), newline)))
     if not lines[close].endswith("\n") and "body" not in changes:

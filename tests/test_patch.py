@@ -92,6 +92,8 @@ def test_edit_of_a_leniently_read_file_writes_valid_values_only_where_it_changes
     ("text", "changes", "expected"),
     [
         ("---\ntitle: t\n---\nbody\n", {"confidence": 0.5}, "---\ntitle: t\nconfidence: 0.5\n---\nbody\n"),
+        ("---\ntitle: t\n---\n", {"confidence": 0.5, "updated": "2026-01-01"},
+         "---\ntitle: t\nconfidence: 0.5\nupdated: 2026-01-01\n---\n"),
         ("---\ntitle: t\ntask_id: T-1\n---\n", {"task_id": None}, "---\ntitle: t\n---\n"),
         ("---\ntitle: t\nstatus: archived\n---\n", {"status": "active"}, "---\ntitle: t\n---\n"),
         ("---\ntitle: t\n---", {"status": "archived"}, "---\ntitle: t\nstatus: archived\n---\n"),
@@ -110,6 +112,7 @@ def test_patch_refuses_what_it_cannot_do_safely() -> None:
     assert patch("---\ntitle: t\n", {"confidence": 0.5}) is None  # never closed
     assert patch("---\ntitle: a\ntitle: b\n---\n", {"title": "c"}) is None  # a key twice
     assert patch("plain note\n", {"body": "x"}) is None
+    assert patch("---\rtitle: t\r---\r", {"confidence": 0.5}) is None  # CR-only line endings
 
 
 def test_example_files_patch_to_the_same_text_as_dump() -> None:
