@@ -10,6 +10,7 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass, replace
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
@@ -100,7 +101,8 @@ class Memgit:
 
     @property
     def store(self) -> Store:
-        return Store(self.memory_dir, self.config.kinds)
+        repo = self.repo  # git tells an original from a copy that repeats its id
+        return Store(self.memory_dir, self.config.kinds, partial(gitrepo.first_added, repo) if repo else None)
 
     def _require_store(self) -> None:
         if not self.memory_dir.is_dir():

@@ -37,7 +37,7 @@ from memgit import sqlite as sq
 from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
 from memgit.errors import MemgitError
-from memgit.memory import Memory, original_first, path_id
+from memgit.memory import Memory, path_id
 from memgit.ranking import Channels
 from memgit.store import Store
 from memgit.vectors import Vectors, embed_text, text_sha
@@ -374,7 +374,7 @@ class Index:
             owner_alive = row is not None and row[1] != item.rel and conn.execute(
                 "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                 (row[1], memory.id)).fetchone() is not None
-            if owner_alive and original_first(item.rel, memory.id) < original_first(row[1], memory.id):
+            if owner_alive and self.store.original([row[1], item.rel], memory.id) == item.rel:
                 self._forget_file(row[1])  # that file is a copy of this one: read it again as one
                 self._demoted.append(row[1])
                 row, owner_alive = None, False

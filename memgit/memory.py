@@ -232,8 +232,8 @@ def original_first(rel_path: str, memory_id: str) -> tuple[bool, str]:
 
     A copy keeps the id of the file it was copied from, but not its name: the original is
     the file named for the id (memgit's `<slug>-<id without m->.md`, or the path the id was
-    derived from); among files named alike or not at all, the first path. The others are
-    read under their path id (`path_id`) and `memgit lint` names them.
+    derived from). `Store.original` asks git when names do not tell. The others are read
+    under their path id (`path_id`) and `memgit lint` names them.
     """
     stem = rel_path.rsplit("/", 1)[-1]
     stem = stem[: -len(stem.rsplit(".", 1)[-1]) - 1] if "." in stem else stem

@@ -11,7 +11,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, Mapping, Sequence
 
 from memgit import memory as fmt
 from memgit.errors import MemgitError
@@ -45,9 +45,11 @@ class Loaded:
 class Store:
     """Memory files under one folder (normally `<repo>/.memory`)."""
 
-    def __init__(self, root: Path, kinds: tuple[str, ...] = fmt.KINDS) -> None:
+    def __init__(self, root: Path, kinds: tuple[str, ...] = fmt.KINDS,
+                 first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None) -> None:
         self.root = root
         self.kinds = kinds
+        self.first_added = first_added  # git: when each file was first committed
         self._real_root = os.path.realpath(root)
 
     # -- finding -------------------------------------------------------------------------
@@ -125,7 +127,7 @@ class Store:
         """All memories; a bad file is a problem, never an exception.
 
         Files that declare the same id (a copied file) are all memories: the original
-        (`memory.original_first`) keeps the id, each copy is read under its path id and
+        (`Store.original`) keeps the id, each copy is read under its path id and
         reported. The index does the same.
         """
         memories: list[Memory] = []
@@ -141,7 +143,9 @@ class Store:
                 continue
             by_id.setdefault(memory.id, []).append(memory)
         for memory_id, group in by_id.items():
-            group.sort(key=lambda m: fmt.original_first(m.path, memory_id))
+            if len(group) > 1:
+                first = self.original([m.path for m in group], memory_id)
+                group.sort(key=lambda m: (m.path != first, m.path))
             memories.append(group[0])
             for copy in group[1:]:
                 copy_id = fmt.path_id(copy.path)
@@ -156,6 +160,20 @@ class Store:
         memories.sort(key=lambda m: m.path)
         problems.extend(self.look_alikes())
         return Loaded(memories, problems, skipped, copies)
+
+    def original(self, rels: Sequence[str], memory_id: str) -> str:
+        """Of files that declare the same id, the original; the others are copies of it.
+
+        The file named for the id (`memory.original_first`); else the one git committed
+        first; else the first path. A file git never committed is the newest.
+        """
+        ranked = sorted(rels, key=lambda rel: fmt.original_first(rel, memory_id))
+        named = [rel for rel in ranked if not fmt.original_first(rel, memory_id)[0]]
+        if len(named) == 1 or self.first_added is None:
+            return ranked[0]
+        pool = named or ranked
+        times = self.first_added([self.root / rel for rel in pool])
+        return min(pool, key=lambda rel: (times.get(self.root / rel, float("inf")), rel))
 
     # -- writing -------------------------------------------------------------------------
 

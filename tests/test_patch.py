@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import memgit
 from memgit import memory as fmt
 from memgit.patch import patch
 
@@ -157,3 +158,21 @@ def test_editing_a_copy_writes_its_own_id(mem, repo: Path) -> None:  # type: ign
     text = copy.read_text()
     assert "id: rotation-notes\n" in text and "confidence: 0.4\n" in text and "hourly" in text
     assert mem.get(original.id).confidence == 0.9
+
+
+def test_git_history_tells_a_hand_named_original_from_its_copy(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    original = repo / ".memory" / "deploy.md"
+    original.write_text("---\nid: deploy-vpn\ntitle: Staging deploys need the VPN\n---\n")
+    commit_all(repo, "hand-written memory")
+    # The copy's name sorts first and neither name says which is the original: git does.
+    (repo / ".memory" / "a-deploy.md").write_text("---\nid: deploy-vpn\ntitle: Production deploys need the bastion\n---\n")
+    for state in ("untracked", "committed"):
+        if state == "committed":
+            commit_all(repo, "copy")
+        fresh = memgit.open(repo, warn=lambda message: None)
+        assert fresh.get("deploy-vpn").path == "deploy.md", state
+        assert [h.id for h in fresh.recall("bastion")][:1] == ["a-deploy"], state
+        assert {m.id for m in fresh.list()} == {"deploy-vpn", "a-deploy"}
+        assert [p.path for p in fresh.lint()] == ["a-deploy.md"]
+    fresh.reindex()
+    assert fresh.get("deploy-vpn").path == "deploy.md"
