@@ -75,13 +75,17 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         text = text.replace("\r", "\n")
     meta, body, front = _split(text, problem)
 
+    def flag(name: str, message: str | None) -> None:  # the line is looked up only when needed
+        if message:
+            problems.append(Problem(rel_path, _key_line(front, name), message))
+
     values: dict[str, Any] = {}
     for name in fmt.TEXT_FIELDS:
         value = meta.get(name)
         if value is None or value == "":
             continue
-        text_value, message = as_text(name, value, raw_value(front, name))
-        problem(_key_line(front, name), message)
+        text_value, message = as_text(name, value, raw_value(front, name) if isinstance(value, bool) else "")
+        flag(name, message)
         if text_value:
             values[name] = text_value
     for name in fmt.TIME_FIELDS:
@@ -89,7 +93,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         if value is None or value == "":
             continue
         time_value, message = as_time(name, value)
-        problem(_key_line(front, name), message)
+        flag(name, message)
         if time_value:
             values[name] = time_value
     for name in fmt.LIST_FIELDS:
@@ -97,7 +101,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         if value is None:
             continue
         items, message = as_list(name, value)
-        problem(_key_line(front, name), message)
+        flag(name, message)
         if items is not None:
             values[name] = items
 
@@ -111,28 +115,29 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         memory_id = fmt.path_id(rel_path)
     title = values.get("title") or _title_from_body(body) or memory_id
     kind, message = as_choice("kind", values.get("kind", "fact"), kinds, "fact")
-    problem(_key_line(front, "kind"), message)
+    flag("kind", message)
     source, message = as_choice("source", values.get("source", "user"), fmt.SOURCES, "user")
-    problem(_key_line(front, "source"), message)
+    flag("source", message)
     status, message = as_choice("status", values.get("status", "active"), fmt.STATUSES, "active")
-    problem(_key_line(front, "status"), message)
+    flag("status", message)
     default = fmt.DEFAULT_CONFIDENCE.get(source, 0.5)
     confidence = meta.get("confidence")
     if confidence is None or confidence == "":
         confidence = default
     else:
         confidence, message = as_confidence(confidence, default)
-        problem(_key_line(front, "confidence"), message)
+        flag("confidence", message)
     clean: dict[str, Any] = {}
     for name, value in (("title", title), ("body", body), *((n, values.get(n)) for n in fmt.TEXT_FIELDS if n != "title")):
         if isinstance(value, str):
             reason = fmt.bad_text(value)
-            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}" if reason else None)
+            if reason:
+                problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}")
             clean[name] = fmt.clean_text(value) if reason else value
     for name in fmt.LIST_FIELDS:
         if any(fmt.bad_text(item) for item in values.get(name, ())):
             reason = next(filter(None, map(fmt.bad_text, values[name])))
-            problem(_key_line(front, name), f"an item of '{name}' {reason}")
+            flag(name, f"an item of '{name}' {reason}")
             values[name] = tuple(fmt.clean_text(item) for item in values[name])
     for line in conflict_lines(text):
         problem(line, "unresolved merge conflict markers (<<<<<<<): resolve them")
