@@ -54,7 +54,8 @@ def _stderr(message: str) -> None:
 
 @dataclass
 class SyncReport:
-    """What one `sync` did. `problems` are the files skipped this time (each warned once)."""
+    """What one `sync` did. `problems` are the files skipped this time: no text could be read
+    (`sync` warns about every skipped file on every command until it is fixed)."""
 
     added: int = 0
     changed: int = 0

@@ -282,6 +282,17 @@ def test_bad_file_is_skipped_with_one_warning_and_the_rest_works(folder: Path) -
     assert again.status()["skipped_files"] == 0
 
 
+def test_upper_case_and_markdown_extensions_are_memories_and_readmes_are_not(folder: Path) -> None:
+    write(folder, "a.md", "m-a", "First memory")
+    index = make(folder)
+    index.sync()
+    (folder / "team").mkdir()
+    for name in ("Notes.MD", "team/plan.markdown", "README.md", "team/readme.MD", "notes.txt"):
+        (folder / name).write_text("---\ntitle: Walrus in " + name + "\n---\n")
+    index.sync()
+    assert sorted(keyword_ids(index, "walrus")) == ["Notes", "team.plan"]
+
+
 def test_unknown_kind_is_read_as_a_fact_quietly(folder: Path) -> None:
     (folder / "a.md").write_text("---\nid: m-a\ntitle: odd\nkind: rumour\n---\nx\n")
     warnings = Warnings()
