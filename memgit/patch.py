@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memgit import memory as fmt
+from memgit.errors import MemgitError
+from memgit.lenient import conflict_lines
 from memgit.memory import Memory
 from memgit.store import Store
 
@@ -30,6 +32,9 @@ def write_edit(store: Store, old: Memory, new: Memory) -> Path:
         current = store.path_of(new.path).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return store.write_text(new.path, text)
+    if conflict_lines(current.replace("\r\n", "\n")):
+        # Rewriting would keep one side of the conflict and silently drop the other.
+        raise MemgitError(f"{new.path} has unresolved merge conflict markers: resolve them first (see 'memgit lint')")
     changes = {name: getattr(new, name) for name in (*fmt.FIELDS, "body") if getattr(new, name) != getattr(old, name)}
     read = fmt.check(current, new.path, store.kinds)[0]
     if read is not None and read.id != new.id:

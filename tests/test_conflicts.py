@@ -60,3 +60,14 @@ def test_markers_in_the_front_matter_read_the_first_side_diff3_too() -> None:
 def test_a_setext_heading_is_not_a_conflict() -> None:
     memory, problems = fmt.check("---\ntitle: t\n---\nHeading\n=======\n\ntext\n", "h.md")
     assert problems == [] and memory is not None
+
+
+def test_memgit_does_not_edit_a_file_with_conflict_markers(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    path = repo / ".memory" / "ttl.md"
+    text = "---\n<<<<<<< HEAD\ntitle: TTL is 60 s\n=======\ntitle: TTL is 300 s\n>>>>>>> other\n---\nbody\n"
+    path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "markers committed by mistake")
+    with pytest.raises(memgit.MemgitError, match="unresolved merge conflict markers: resolve them first"):
+        mem.update("ttl", confidence=0.5)
+    assert path.read_text() == text
