@@ -10,8 +10,8 @@ import hashlib
 import os
 import sys
 from dataclasses import dataclass, replace
-from functools import partial
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 

@@ -97,6 +97,8 @@ class Index:
         self.memory_reason: str | None = None
         self._qtok: Any = None  # the connection that has the temp.qtok table
         self._skip_warned: set[tuple[str, str]] = set()
+        self._copy_of: dict[str, str] = {}  # during `_apply`: see there
+        self._demoted: list[str] = []
         self.conn = self._open()
 
     # -- opening ---------------------------------------------------------------------------
@@ -295,8 +297,8 @@ class Index:
         conn = self.conn
         row = conn.execute("SELECT value FROM meta WHERE key = 'copies'").fetchone()
         # rel -> the id a copied file declares; it is indexed under its path id (Store.load).
-        self._copy_of: dict[str, str] = json.loads(row[0]) if row and row[0] else {}
-        self._demoted: list[str] = []
+        self._copy_of = json.loads(row[0]) if row and row[0] else {}
+        self._demoted = []
         orphans: set[str] = set()  # memory ids whose file went away, unless re-claimed below
         for rel in sorted(scan.removed):
             row = conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()

@@ -49,7 +49,7 @@ class Store:
                  first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None) -> None:
         self.root = root
         self.kinds = kinds
-        self.first_added = first_added  # git: when each file was first committed
+        self.first_added = first_added  # git: the order in which files were first committed
         self._real_root = os.path.realpath(root)
 
     # -- finding -------------------------------------------------------------------------
