@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memgit import memory as fmt
 from memgit.patch import patch
@@ -123,3 +125,29 @@ def test_example_files_patch_to_the_same_text_as_dump() -> None:
         memory = fmt.parse(text, path.name)
         new = fmt.Memory(**{**memory.__dict__, "confidence": 0.42, "title": "A new title"})
         assert patch(text, {"confidence": 0.42, "title": "A new title"}) == fmt.dump(new), path.name
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40).map(lambda s: " ".join(s.split()))
+
+
+@given(
+    title=_text.filter(bool),
+    body=st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\n"), max_size=80),
+    tags=st.lists(_text.filter(bool), max_size=3),
+    new_title=_text.filter(bool),
+    new_tags=st.lists(_text.filter(bool), max_size=3),
+    confidence=st.floats(0, 1),
+    task_id=st.none() | _text.filter(bool),
+    crlf=st.booleans(),
+)
+def test_patch_reads_back_as_the_edit_property(title: str, body: str, tags: list[str], new_title: str,
+                                               new_tags: list[str], confidence: float, task_id: str | None,
+                                               crlf: bool) -> None:
+    old = fmt.Memory(id="m-abc", title=title, body=body.strip(), tags=tuple(tags))
+    text = fmt.dump(old)
+    text = text.replace("\n", "\r\n") if crlf else text
+    changes = {"title": new_title, "tags": tuple(new_tags), "confidence": confidence, "task_id": task_id}
+    patched = patch(text, changes)
+    assert patched is not None
+    assert fmt.check(patched, "x.md")[0] == fmt.Memory(**{**old.__dict__, **changes})  # type: ignore[arg-type]
+    assert ("\r\n" in patched) is crlf and (crlf or "\r" not in patched)
