@@ -199,9 +199,10 @@ def _split(text: str, problem: Callable[[int, str | None], None]) -> tuple[dict[
 
 
 def _title_from_body(body: str) -> str:
+    """The first line with words: not a rule or fence (`+++` of TOML front-matter, `***`)."""
     for line in body.splitlines():
         line = line.strip().lstrip("#").strip()
-        if line:
+        if line and line.strip("-+=*_~` \t"):
             return line[:120]
     return ""
 

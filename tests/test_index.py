@@ -318,6 +318,23 @@ def test_duplicate_id_copy_gets_its_path_id_then_takes_over(folder: Path) -> Non
     assert index.status()["memories"] == 1
 
 
+def test_a_copy_deleted_or_given_its_own_id_leaves_no_trace(folder: Path) -> None:
+    write(folder, "a.md", "m-same", "Original about queues")
+    write(folder, "b.md", "m-same", "Copy about queues")
+    index = make(folder)
+    index.sync()
+    assert sorted(keyword_ids(index, "queues")) == ["b", "m-same"]
+    write(folder, "b.md", "m-own", "Copy about queues")
+    index.sync()
+    assert sorted(keyword_ids(index, "queues")) == ["m-own", "m-same"]
+    write(folder, "b.md", "m-same", "Copy about queues")
+    index.sync()
+    assert sorted(keyword_ids(index, "queues")) == ["b", "m-same"]
+    (folder / "b.md").unlink()
+    index.sync()
+    assert keyword_ids(index, "queues") == ["m-same"] and index.status()["memories"] == 1
+
+
 def test_an_original_found_after_its_copy_takes_its_id_back(folder: Path) -> None:
     write(folder, "a-copy.md", "m-7f3a2c", "Copy of the memory about sockets")
     index = make(folder)
