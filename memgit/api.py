@@ -394,8 +394,7 @@ class Memgit:
         if not allow_secret:
             _refuse_secrets(f"{new.title}\n{new.body}")
         fmt.parse(fmt.dump(new), new.path, self.config.kinds)  # every value memgit writes is valid
-        # Only the lines of the fields that changed: a hand-written file keeps its comments, order, CRLF.
-        path = write_edit(self.store, old, new)
+        path = write_edit(self.store, old, new)  # only the lines of the fields that changed
         self._commit([path], message, commit)
         return new
 
