@@ -11,11 +11,12 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo, lookup
+from memgit import gitrepo, lookup, patch
 from memgit.history import Change, changes_of
 from memgit import memory as fmt
 from memgit.errors import MemgitError
@@ -102,7 +103,8 @@ class Memgit:
 
     @property
     def store(self) -> Store:
-        return Store(self.memory_dir, self.config.kinds)
+        repo = self.repo  # git tells an original from a copy that repeats its id
+        return Store(self.memory_dir, self.config.kinds, partial(gitrepo.first_added, repo) if repo else None)
 
     def _require_store(self) -> None:
         if not self.memory_dir.is_dir():
@@ -120,7 +122,7 @@ class Memgit:
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
-        for problem in loaded.problems:
+        for problem in loaded.skipped if self._index is None else ():  # else the index said it already
             self.warn(f"skipping {problem} (see 'memgit lint')")
         return loaded.memories
 
@@ -332,8 +334,9 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(f"{new.title}\n{new.body}")
+        self.writer.text_of(new)  # every value memgit writes is valid
         change = self.writer.change(message, commit)
-        change.write(new.path, self.writer.text_of(new))
+        change.write(new.path, patch.edited(self.store, old, new))  # only the lines of the fields that changed
         self.writer.land(change)
         return new
 
@@ -355,7 +358,7 @@ class Memgit:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
             archived = replace(memory, status="archived", updated=now())
             change = self.writer.change(f'memory: forget "{_short(memory.title)}"', commit)
-            change.write(archived.path, self.writer.text_of(archived))
+            change.write(archived.path, patch.edited(self.store, memory, archived))
             self.writer.land(change)
             return archived
 

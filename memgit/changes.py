@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory import Memory, is_memory_file
 from memgit.store import Store
 
 #: Files stat'ed per call for in-place edits (5-7 ms here); a store this size is checked in full.
@@ -75,7 +75,7 @@ class Scan:
 
 @dataclass
 class Parsed:
-    """A changed file, read: its memory, or why it has none."""
+    """A changed file, read: its memory (read liberally), or why it has none."""
 
     rel: str
     stat: Stat
@@ -168,7 +168,7 @@ class Detector:
                     if not entry.is_symlink() and rel not in known_dirs and rel not in scan.dirs:
                         self._scan_dir(rel, scan, now, known_dirs, stat_all=True)
                     continue
-                if not name.endswith(".md"):
+                if not is_memory_file(name):
                     continue
                 if entry.is_symlink():
                     continue  # never a memory (see Store.iter_files)
@@ -232,4 +232,4 @@ class Detector:
             return Parsed(rel, st, "", None, [str(exc)])
         sha = hashlib.sha1(data).hexdigest()
         memory, problems = fmt.check(data, rel, self.store.kinds)
-        return Parsed(rel, st, sha, memory if not problems else None, [str(p) for p in problems])
+        return Parsed(rel, st, sha, memory, [str(p) for p in problems])

@@ -305,3 +305,19 @@ def untracked(repo: Repo, under: Path) -> list[str]:
     result = _run(["ls-files", "--others", "--exclude-standard", "-z", "--", rel], repo.root)
     prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
     return [p.removeprefix(prefix) for p in result.stdout.split("\0") if p]
+
+
+def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:
+    """The order in which git first committed each file (0 first; one commit, one number); a
+    file never committed is left out. Tells a memory file from a later copy of it."""
+    rels = {os.path.relpath(path, repo.root).replace(os.sep, "/"): path for path in paths}
+    result = _run(["-c", "core.quotePath=false", "log", "--reverse", "--diff-filter=A", "--format=%x01",
+                   "--name-only", "--", *rels], repo.root)
+    out: dict[Path, int] = {}
+    order = -1
+    for line in result.stdout.splitlines() if result.returncode == 0 else ():
+        if line == "\x01":
+            order += 1
+        elif line in rels and rels[line] not in out:
+            out[rels[line]] = order
+    return out

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -38,7 +38,7 @@ from memgit import sqlite as sq
 from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory import Memory, path_id
 from memgit.ranking import Channels
 from memgit.store import Store
 from memgit.vectors import Vectors, embed_text, text_sha
@@ -55,7 +55,8 @@ def _stderr(message: str) -> None:
 
 @dataclass
 class SyncReport:
-    """What one `sync` did. `problems` are the files skipped this time (each warned once)."""
+    """What one `sync` did. `problems` are the files skipped this time: no text could be read
+    (`sync` warns about every skipped file on every command until it is fixed)."""
 
     added: int = 0
     changed: int = 0
@@ -96,6 +97,9 @@ class Index:
         self.in_memory = db_path is None
         self.memory_reason: str | None = None
         self._qtok: Any = None  # the connection that has the temp.qtok table
+        self._skip_warned: set[tuple[str, str]] = set()
+        self._copy_of: dict[str, str] = {}  # during `_apply`: see there
+        self._demoted: list[str] = []
         self.conn = self._open()
 
     # -- opening ---------------------------------------------------------------------------
@@ -227,9 +231,25 @@ class Index:
             self._guard(lambda: self._sync_files(report, full))
         except self._sq.Error as exc:  # busy past the timeout, read-only: answer from what we have
             self._warn_once(f"sync:{exc}", f"could not update the index ({exc}); answering from the last update")
+        self._warn_skipped()
         self._embed_step(report, embed, progress)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _warn_skipped(self) -> None:
+        """Say which files are no memory at all (no text could be read), once per command
+        (per `Index`), on every command until they are fixed: such a file is invisible
+        otherwise. Files with lesser problems are indexed; `memgit lint` reports those."""
+        try:
+            rows = self.conn.execute(
+                "SELECT rel, problem FROM files WHERE memory_id IS NULL AND problem IS NOT NULL "
+                "ORDER BY rel").fetchall()
+        except self._sq.Error:
+            return
+        for rel, problem in rows:
+            if (rel, problem) not in self._skip_warned:
+                self._skip_warned.add((rel, problem))
+                self.warn(f"skipping {problem} (see 'memgit lint')")
 
     def _embed_step(self, report: SyncReport, embed: str, progress: Progress | None) -> None:
         if embed != "none" and self.vectors_on and not self.in_memory:
@@ -276,10 +296,15 @@ class Index:
 
     def _apply(self, scan: Scan, parsed: list[Parsed], report: SyncReport) -> None:
         conn = self.conn
+        row = conn.execute("SELECT value FROM meta WHERE key = 'copies'").fetchone()
+        # rel -> the id a copied file declares; it is indexed under its path id (Store.load).
+        self._copy_of = json.loads(row[0]) if row and row[0] else {}
+        self._demoted = []
         orphans: set[str] = set()  # memory ids whose file went away, unless re-claimed below
         for rel in sorted(scan.removed):
             row = conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()
             conn.execute("DELETE FROM files WHERE rel = ?", (rel,))
+            self._copy_of.pop(rel, None)
             if row and row[0] and not row[1]:
                 orphans.add(row[0])
         for rel_dir in scan.dirs_removed:
@@ -291,28 +316,44 @@ class Index:
         while True:
             for item in queue:
                 self._apply_file(item, orphans, report)
+            gone: set[str] = set()
             for memory_id in sorted(orphans):
                 row = conn.execute("SELECT doc, rel FROM memories WHERE id = ?", (memory_id,)).fetchone()
                 if row and conn.execute(
                         "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                         (row[1], memory_id)).fetchone() is None:
                     self._delete_doc(row[0])
+                    gone.add(memory_id)
                     report.removed += 1
             orphans.clear()
-            # A duplicate whose original went away now owns its id: read it again.
-            queue = []
-            for (rel,) in conn.execute(
+            # A copy whose original went away now owns its id, and an original found after its
+            # copy demotes the copy: read those files again.
+            again = [rel for rel, declared in self._copy_of.items() if declared in gone] + self._demoted
+            self._demoted = []
+            again += [rel for (rel,) in conn.execute(
                     "SELECT rel FROM files WHERE problem IS NOT NULL AND memory_id IS NOT NULL "
-                    "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY rel").fetchall():
-                if rel in retried:
-                    continue
+                    "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY rel").fetchall()]
+            queue = []
+            for rel in sorted(set(again) - retried):
                 retried.add(rel)
+                self._forget_file(rel)
                 st = changes.stat(self.root / rel)
-                again = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
-                if again is not None:
-                    queue.append(again)
+                reread = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
+                if reread is not None:
+                    queue.append(reread)
             if not queue:
                 break
+        self._set_meta("copies", json.dumps(self._copy_of, sort_keys=True) if self._copy_of else None)
+
+    def _forget_file(self, rel: str) -> None:
+        """Drop what the index holds for one file, so that reading it again starts afresh."""
+        row = self.conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()
+        if row and row[0] and not row[1]:
+            doc = self.conn.execute("SELECT doc FROM memories WHERE id = ? AND rel = ?", (row[0], rel)).fetchone()
+            if doc:
+                self._delete_doc(doc[0])
+        self.conn.execute("DELETE FROM files WHERE rel = ?", (rel,))
+        self._copy_of.pop(rel, None)
 
     def _apply_file(self, item: Parsed, orphans: set[str], report: SyncReport) -> None:
         conn = self.conn
@@ -322,16 +363,14 @@ class Index:
             conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ino = ? WHERE rel = ?",
                          (*item.stat, item.rel))
             return
+        self._copy_of.pop(item.rel, None)
         if before and before[1] and not before[2]:
             orphans.add(before[1])  # this file held that memory; it may hold another now
         memory_id: str | None = None
         problem: str | None = None
         memory = item.memory
-        if memory is None:
+        if memory is None:  # no text at all: `sync` warns about it on every command (see _warn_skipped)
             problem = "; ".join(item.problems) or f"{item.rel}: unreadable"
-            if not (before and before[0] == item.sha and before[2]):
-                for text in item.problems:
-                    self.warn(f"skipping {text} (see 'memgit lint')")
             report.problems.extend(item.problems)
         else:
             memory_id = memory.id
@@ -339,6 +378,17 @@ class Index:
             owner_alive = row is not None and row[1] != item.rel and conn.execute(
                 "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                 (row[1], memory.id)).fetchone() is not None
+            if owner_alive and self.store.original([row[1], item.rel], memory.id) == item.rel:
+                self._forget_file(row[1])  # that file is a copy of this one: read it again as one
+                self._demoted.append(row[1])
+                row, owner_alive = None, False
+            elif owner_alive and conn.execute("SELECT 1 FROM memories WHERE id = ? AND rel != ?",
+                                              (path_id(item.rel), item.rel)).fetchone() is None:
+                self._copy_of[item.rel] = memory.id  # a copy: indexed under its path id (Store.load)
+                memory = replace(memory, id=path_id(item.rel))
+                memory_id = memory.id
+                row = conn.execute("SELECT doc, rel, vec_sha FROM memories WHERE id = ?", (memory.id,)).fetchone()
+                owner_alive = False
             if owner_alive:
                 problem = f"{item.rel}: duplicate id {memory.id!r} (also in {row[1]}); give one a new id"
                 if not (before and before[0] == item.sha):
@@ -419,6 +469,7 @@ class Index:
                 self.conn.execute("DELETE FROM files")
                 self.conn.execute("DELETE FROM dirs")
                 self._set_meta("cursor", None)
+                self._set_meta("copies", None)
                 self._commit()
             except BaseException:
                 self._rollback()

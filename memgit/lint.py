@@ -10,6 +10,7 @@ from __future__ import annotations
 from memgit import gitrepo
 from memgit import memory as fmt
 from memgit.memory import Problem
+from memgit.patch import with_id
 from memgit.store import Store
 from memgit.writer import Writer
 
@@ -20,8 +21,8 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     loaded = store.load()
     problems = list(loaded.problems)
     to_fix: list[str] = []
-    for memory in loaded.memories:
-        if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
+    for memory in loaded.memories:  # files without an id, and copies: write their path id
+        if memory.path in loaded.copies or not fmt.declares_id(store.path_of(memory.path).read_bytes()):
             to_fix.append(memory.path)
         for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
             problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
@@ -29,8 +30,10 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
             for rel in to_fix:
-                change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
+                change.write(rel, with_id(store, rel, fmt.path_id(rel)))
             writer.land(change)
+        # A copy given its own id is a copy no more.
+        problems = [p for p in problems if p.path not in loaded.copies or not p.message.startswith("duplicate id")]
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems
