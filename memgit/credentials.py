@@ -131,10 +131,11 @@ _BARE = re.compile(
 )
 # `key=value` inside a line: `--password=…`, `docker run -e DB_PASSWORD=…`, `PGPASSWORD=… psql`,
 # a URL's `?client_secret=…&`, a libpq or JDBC string. Stops at `,` and brackets, which end a
-# keyword argument (`connect(password=db_password, …)`) whose value is a reference.
+# keyword argument (`connect(password=db_password, …)`) whose value is a reference; a value
+# running into a bracket (`KEY=abc[…]`) is not one at all (possessive `++`: no shorter retry).
 # Every pattern here starts only where a word starts (the lookbehinds): starting inside
 # one, `a-a-a-…` would be rescanned from every letter.
-_PARAM = re.compile(r"""(?<![\w.\[\-])-{0,2}(?P<key>[A-Za-z][\w\-]*)=(?P<value>[^\s"'`&;,()<>\[\]{}]+)""")
+_PARAM = re.compile(r"""(?<![\w.\[\-])-{0,2}(?P<key>[A-Za-z][\w\-]*)=(?P<value>[^\s"'`&;,()<>\[\]{}]++)(?![(<\[\]{}])""")
 # `--api-key VALUE`: a flag whose name says secret, and the next word.
 _FLAG = re.compile(r"""(?<![\w\-])--?(?P<key>[A-Za-z][\w\-]*)[ \t]+(?P<value>[^\s"'`\-][^\s"'`]*)""")
 
