@@ -190,7 +190,8 @@ class Memgit:
             raise MemgitError(f"the text {reason}; nothing was saved")
         title, body = fmt.split_title(text, title)
         if not allow_secret:
-            _refuse_secrets(f"{title}\n{body}")
+            _refuse_secrets(Memory("-", title, body, entity=entity, task_id=task_id, tags=tuple(tags),
+                                   files=tuple(files), symbols=tuple(symbols)))
         budget = self.config.memory_token_budget
         tokens = fmt.count_tokens(body)
         if tokens > budget and not force:
@@ -389,7 +390,7 @@ class Memgit:
 
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
-            _refuse_secrets(f"{new.title}\n{new.body}")
+            _refuse_secrets(new)
         fmt.parse(fmt.dump(new), new.path, self.config.kinds)
         path = self.store.write(new)
         self._commit([path], message, commit)
@@ -482,8 +483,8 @@ class Memgit:
         for memory in loaded.memories:
             if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
                 to_fix.append(memory.path)
-            for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
-                problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+            for secret in _find_secrets(memory):
+                problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
         problems.sort(key=lambda p: (p.path, p.line))
         if fix and to_fix:
             repo = self._require_repo()
@@ -629,17 +630,17 @@ def _short(title: str, limit: int = 60) -> str:
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
-def _find_secrets(text: str) -> list[Any]:
-    from memgit.credentials import find_secrets  # write paths only: recall need not pay for it
+def _find_secrets(memory: Memory) -> list[Any]:
+    from memgit.credentials import find_in_memory  # write paths only: recall need not pay for it
 
-    return find_secrets(text)
+    return find_in_memory(memory)
 
 
-def _refuse_secrets(text: str) -> None:
-    found = _find_secrets(text)
+def _refuse_secrets(memory: Memory) -> None:
+    found = _find_secrets(memory)
     if found:
         first = found[0]
         raise MemgitError(
-            f"this looks like a secret ({first.pattern}, line {first.line}: {first.excerpt}); "
+            f"this looks like a secret in {first.where} ({first.pattern}: {first.excerpt}); "
             "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
         )
