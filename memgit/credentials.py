@@ -107,6 +107,9 @@ _PLACES: tuple[tuple[str, re.Pattern[str], int], ...] = (
         8,
     ),
 )
+# Zero-width characters render as nothing, so `ghp_\u200b…` still works when pasted; removing
+# them (they are never newlines) keeps line numbers right.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _TRAILING = ".,;:)"  # punctuation that ends a sentence, not a password
 
 # `name = "literal"` in Python, JS, TOML, YAML, JSON, PHP (`=>`) and Go (`:=`). Found from
@@ -187,6 +190,7 @@ _CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z]{2,})+[0-9]?")
 
 def find_secrets(text: str) -> list[SecretMatch]:
     """The likely secrets in `text`, in the order they appear."""
+    text = text.translate(_INVISIBLE)
     found: list[tuple[int, int, str, str]] = []  # start, end, pattern, excerpt
 
     def add(start: int, end: int, name: str, excerpt: str) -> None:
@@ -234,8 +238,7 @@ def find_in_memory(memory: Memory) -> list[SecretMatch]:
     found: list[SecretMatch] = []
     for name in _MEMORY_FIELDS:
         found.extend(_find_in_value(name, getattr(memory, name), named=False))
-    for key, value in memory.extra.items():
-        found.extend(_find_in_value(str(key), value, named=True))
+    found.extend(_find_in_value("", memory.extra, named=True))
     return found
 
 
@@ -243,27 +246,32 @@ def _find_in_value(field: str, value: object, *, named: bool) -> Iterator[Secret
     """Secrets in a field's value: text, numbers and dates as text, lists item by item,
     mappings key by key (`field.key`). Walked with a stack, not recursion, and each list or
     mapping once: YAML anchors can make a value contain itself."""
-    stack: list[tuple[str, object]] = [(field, value)]
+    stack: list[tuple[str, str, object]] = [(field, field, value)]  # where, name, value
     seen: set[int] = set()
     while stack:
-        where, item = stack.pop()
+        where, name, item = stack.pop()
         if item is None:
             continue
-        if isinstance(item, Mapping) or isinstance(item, (list, tuple, set, frozenset)):
+        if isinstance(item, (Mapping, list, tuple, set, frozenset)):
             if id(item) in seen:
                 continue
             seen.add(id(item))
-            if isinstance(item, Mapping):
-                stack.extend((f"{where}.{key}", sub) for key, sub in reversed(list(item.items())))
-            else:
-                stack.extend((where, sub) for sub in reversed(list(item)))
+            if not isinstance(item, Mapping):
+                stack.extend((where, name, sub) for sub in reversed(list(item)))
+                continue
+            for key, sub in reversed(list(item.items())):
+                key = str(key)
+                in_key = find_secrets(key)
+                if in_key:  # a secret as a key: report it, and never repeat it in a field path
+                    key = _redact(key)
+                    yield from (replace(match, field=where or "a field name") for match in in_key)
+                stack.append((f"{where}.{key}" if where else key, key, sub))
             continue
         text = item if isinstance(item, str) else str(item)
-        key = where.rsplit(".", 1)[-1]
         if named and "\n" not in text and '"' not in text:
             # An imported field's name is context a value needs: `db_password: Xk29!aa-Q71z`
             # is a password, `Xk29!aa-Q71z` alone is not recognisable.
-            text = f'{key}: "{text}"'
+            text = f'{name}: "{text}"'
         for match in find_secrets(text):
             yield replace(match, field=where)
 

@@ -110,6 +110,18 @@ def test_a_value_that_contains_itself_is_walked_once() -> None:
     assert [m.field for m in find_in_memory(memory)] == ["deep"]
 
 
+def test_a_secret_used_as_a_key_is_reported_without_repeating_it() -> None:
+    memory = Memory(id="m-1", title="t", extra={"meta": {GITHUB: 1}, GITHUB: {"x": "fine"}})
+    found = find_in_memory(memory)
+    assert sorted((m.pattern, m.field) for m in found) == [("GitHub token", "a field name"), ("GitHub token", "meta")]
+    assert not any(GITHUB in repr(match) for match in found)
+
+
+def test_zero_width_characters_do_not_hide_a_token() -> None:
+    assert [m.pattern for m in find_secrets("line one\nuse " + GITHUB[:8] + "\u200b" + GITHUB[8:])] == ["GitHub token"]
+    assert find_secrets("a\u200bb\nuse " + GITHUB)[0].line == 2
+
+
 def test_where_for_plain_text() -> None:
     assert SecretMatch("GitHub token", 3, "ghp_…").where == "line 3"
 
