@@ -90,7 +90,7 @@ _PLACES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("token on a command line", re.compile(r"\bvault[ \t]+login[ \t]+(?:-\S+[ \t]+)*(?:hv[sbr]\.|s\.)?(?P<value>[\w\-]{20,})(?!\S)"), 20),
     ("password on a command line", re.compile(r"\bldap\w*\b[^\n]{0,200}?[ \t]-w[ \t]+" + _VALUE), 6),
     ("hard-coded secret", re.compile(r"\baws[ \t]+configure[ \t]+set[ \t]+(?P<key>[\w.\-]+)[ \t]+" + _VALUE), 8),
-    ("password in .pgpass", re.compile(r"(?<!\S)[^\s:]+:[0-9*]{1,5}:[^\s:]+:[^\s:]+:(?P<value>\S+)"), 6),
+    ("password in .pgpass", re.compile(r"(?<!\S)[A-Za-z*][\w.\-]*:(?:[0-9]{2,5}|\*):[^\s:]+:[^\s:]+:(?P<value>[^\s:]+)"), 6),
     ("password in .netrc", re.compile(r"\bmachine[ \t]+\S+[^\n]{0,200}?[ \t]password[ \t]+(?P<value>\S+)"), 6),
     (
         "credential in an Authorization header",
@@ -184,8 +184,9 @@ _AUTH_SCHEME = re.compile(r"^(?:Basic|Bearer|Token|token) +")
 _REFERENCE = re.compile(
     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z0-9]+(?:_[a-z0-9]+)+"
 )
-# An unquoted camelCase name is a variable (`password = hashedPassword`); quoted, it is a value.
-_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z]{2,})+[0-9]?")
+# An unquoted camelCase or PascalCase name is a variable or a class (`password = hashedPassword`,
+# `RSAPrivateKeyAlias = RSAPrivateKey`); quoted, it is a value.
+_CAMEL = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,5})(?:[A-Z][a-z]{2,})+[0-9]?")
 
 
 def find_secrets(text: str) -> list[SecretMatch]:
@@ -217,7 +218,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 if not _is_secret_name(key):
                     continue
                 name = f"hard-coded {_key_kind(key)}"
-            if _is_literal(value, min_length=min_length):
+            if _is_literal(value, min_length=min_length, bare=True):  # bare: `{self.password}` is code
                 prefix = text[match.start() : match.start("value")]
                 add(match.start(), match.end(), name, (prefix + _redact(value))[-60:])
     for start, end, key, value, bare in _assignments(text):
