@@ -5,10 +5,11 @@ measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/sec
 
 - vendor tokens recognised by shape alone (`vendor_tokens.py`): `ghp_…`, `npm_…`, `SG.….…`;
 - values in a place that holds a secret: a URL's password, `mysql -pX`, `curl -u user:X`,
-  `sshpass -p X`, `docker login -p X`, an `Authorization:` header, a `.netrc` line,
-  "the password is X";
+  `sshpass -p X`, `docker login -p X`, `ldapsearch -w X`, an `Authorization:` header, a
+  `.netrc` or `.pgpass` line, "the password is X";
 - a literal assigned to a secret-sounding name: `password = "…"`, `API_KEY = …` (.env, YAML,
-  TOML, code), `--password=…`.
+  TOML, INI, code), `--password=…`, `--api-key X`, `docker run -e DB_PASSWORD=…`,
+  `?client_secret=…&`, `aws configure set aws_secret_access_key X`.
 
 Every field of a memory is scanned (`find_in_memory`), including fields imported from other
 tools, and each match names its field. Pure: standard library only, no I/O.
@@ -25,7 +26,9 @@ Decisions worth knowing:
   looks random: a digit, a symbol, or upper case after the first letter (an all-lowercase
   word such as `"correcthorsebattery"` is missed).
 - Unquoted `name = value` is believed only where the value is the whole rest of the line
-  (.env, INI, `~/.aws/credentials`, YAML); in code an unquoted value is a reference.
+  (.env, INI, `~/.aws/credentials`, YAML), and `name=value` without spaces where it is a
+  word of its own (a shell variable, a flag, a URL query); in code an unquoted value is a
+  reference, so one that ends at a comma or a bracket, or is a camelCase name, is not believed.
 - Bare hex strings and UUIDs are not flagged on their own (git SHAs, lockfile hashes and
   request ids look the same); they are when assigned to a secret name (`api_key = 3acb…`).
 - A PEM header quoted alone, without a key body under it, is documentation, not a key.
@@ -143,18 +146,19 @@ _PARAM = re.compile(r"""(?<![\w.\[\-])-{0,2}(?P<key>[A-Za-z][\w\-]*)=(?P<value>[
 _FLAG = re.compile(r"""(?<![\w\-])--?(?P<key>[A-Za-z][\w\-]*)[ \t]+(?P<value>[^\s"'`\-][^\s"'`]*)""")
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "auth"})
-_SECRET_WORDS |= {"credential", "credentials", "pass"}  # RABBITMQ_DEFAULT_PASS
 # fmt: off
+_SECRET_WORDS = frozenset({
+    "password", "passwd", "pwd", "passphrase", "secret", "token", "apikey", "auth", "credential",
+    "credentials", "pass",  # RABBITMQ_DEFAULT_PASS
+})
+# A key is secret by what kind of key it is: `DD_APP_KEY`, `license_key`; not `cache_key`.
 _SECRET_PAIRS = frozenset({
     ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("app", "key"),
     ("application", "key"), ("license", "key"), ("account", "key"), ("master", "key"),
-    ("signing", "key"), ("encryption", "key"), ("client", "key"), ("service", "key"), ("admin", "key"),
-    ("write", "key"), ("account", "key"),
+    ("signing", "key"), ("encryption", "key"), ("client", "key"), ("service", "key"),
+    ("admin", "key"), ("write", "key"),
 })
-# fmt: on
-# `token_type`, `password_prompt`, `secret_name`: about a secret, not one.
-# fmt: off
+# `token_type`, `password_prompt`, `secret_name`, `token_ttl_seconds`: about a secret, not one.
 _NOT_SECRET_SUFFIXES = frozenset({
     "type", "types", "url", "uri", "endpoint", "file", "path", "dir", "name", "names", "id", "ids",
     "env", "var", "field", "header", "prefix", "length", "len", "count", "size", "kind", "format",
