@@ -213,6 +213,10 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 continue
             if name in ("OpenAI API key", "Anthropic API key", "Slack token") and not _looks_random(secret):
                 continue  # sk-learn-style slugs, xoxb-your-token
+            if secret.startswith("https://"):  # a webhook: its address finds it, its last part is the key
+                head, _, last = secret.rpartition("/")
+                add(match.start(), match.end(), name, head[:60] + "/" + _redact(last))
+                continue
             add(match.start(), match.end(), name, _redact(secret))
     for name, pattern, min_length in _PLACES:
         for match in pattern.finditer(text):

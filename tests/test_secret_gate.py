@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memgit.cli import cli
 from memgit.credentials import SecretMatch, find_in_memory, find_secrets
@@ -124,6 +126,27 @@ def test_a_secret_used_as_a_key_is_reported_without_repeating_it() -> None:
 def test_zero_width_characters_do_not_hide_a_token() -> None:
     assert [m.pattern for m in find_secrets("line one\nuse " + GITHUB[:8] + "\u200b" + GITHUB[8:])] == ["GitHub token"]
     assert find_secrets("a\u200bb\nuse " + GITHUB)[0].line == 2
+
+
+def test_a_webhook_is_named_by_its_address_not_its_key() -> None:
+    key = "aB3dE6gH9jK2mN5pQ8sV1yZ4"
+    (match,) = find_secrets("alerts: https://hooks.slack.com/services/T0ABC1234/B0DEF5678/" + key)
+    assert match.excerpt == "https://hooks.slack.com/services/T0ABC1234/B0DEF5678/aB3d…"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=60),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), _JSON, max_size=5), st.lists(st.text(max_size=40), max_size=4))
+def test_any_imported_fields_are_scanned_without_crashing(extra: dict[str, object], tags: list[str]) -> None:
+    memory = Memory(id="m-1", title="t", tags=tuple(tags), extra=extra)
+    for match in find_in_memory(memory):
+        assert match.field and match.excerpt
 
 
 def test_where_for_plain_text() -> None:
