@@ -6,7 +6,7 @@
 The corpus is `tests/data/secrets/corpus.jsonl`: one JSON object a line with `label`
 (`credential` or `lookalike`), `kind` (the provider or shape) and `text`, written the way it
 would appear in a memory. Random parts are written as `[[charset:length]]` (`hex`, `HEX`,
-`alnum`, `upper`, `digits`, `b64`, `b64url`, `bech32`) or `[[uuid]]` / `[[UUID]]` and are
+`alnum`, `upper`, `lower`, `digits`, `b64`, `b64url`, `bech32`) or `[[uuid]]` / `[[UUID]]` and are
 filled from a generator seeded by the line itself, so every credential is fake, the file holds
 none, and every run scans the same text.
 
@@ -45,6 +45,7 @@ _CHARSETS = {
     "HEX": "0123456789ABCDEF",
     "alnum": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
     "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+    "lower": "abcdefghijklmnopqrstuvwxyz0123456789",
     "digits": "0123456789",
     "b64": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
     "b64url": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
@@ -81,6 +82,8 @@ def load_corpus(path: Path = CORPUS) -> list[Case]:
                     "".join(rng.choice(_CHARSETS["hex"]) for _ in range(n)) for n in (8, 4, 4, 4, 12)
                 )
                 return value.upper() if charset == "UUID" else value
+            if charset not in _CHARSETS or not match.group("length"):
+                raise ValueError(f"{path.name}:{number}: unknown template {match.group()}")
             return "".join(rng.choice(_CHARSETS[charset]) for _ in range(int(match.group("length"))))
 
         text = _FIELD.sub(fill, record["text"])

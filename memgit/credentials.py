@@ -92,7 +92,17 @@ _PLACES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ),
     ("token on a command line", re.compile(r"\bvault[ \t]+login[ \t]+(?:-\S+[ \t]+)*(?:hv[sbr]\.|s\.)?(?P<value>[\w\-]{20,})(?!\S)"), 20),
     ("password on a command line", re.compile(r"\bldap\w*\b[^\n]{0,200}?[ \t]-w[ \t]+" + _VALUE), 6),
-    ("hard-coded secret", re.compile(r"\baws[ \t]+configure[ \t]+set[ \t]+(?P<key>[\w.\-]+)[ \t]+" + _VALUE), 8),
+    (
+        "hard-coded secret",
+        re.compile(
+            r"\b(?:aws[ \t]+configure|(?:npm|yarn|pnpm)[ \t]+config)[ \t]+set[ \t]+(?:--\S+[ \t]+)*(?P<key>\S+)[ \t]+"
+            + _VALUE
+        ),
+        8,
+    ),
+    ("password in SQL", re.compile(r"\b(?i:identified[ \t]+by|password)[ \t]+'(?P<value>[^'\n]+)'"), 8),
+    ("password in Redis config", re.compile(r"^[ \t]*(?:requirepass|masterauth)[ \t]+" + _VALUE, re.MULTILINE), 8),
+    ("token in URL", re.compile(r"://(?P<value>[A-Za-z0-9_\-]{20,})@"), 20),  # https://<token>@github.com
     ("password in .pgpass", re.compile(r"(?<!\S)[A-Za-z*][\w.\-]*:(?:[0-9]{2,5}|\*):[^\s:]+:[^\s:]+:(?P<value>[^\s:]+)"), 6),
     ("password in .netrc", re.compile(r"\bmachine[ \t]+\S+[^\n]{0,200}?[ \t]password[ \t]+(?P<value>\S+)"), 6),
     (
@@ -104,12 +114,21 @@ _PLACES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     (
         "password in prose",
         re.compile(
-            r"\b(?i:password|passphrase|passwd)(?:[ \t]+(?:for|of)[ \t]+[\w.\-]+)?[ \t]+(?:is|was)[ \t]+[`'\"]?"
-            r"(?P<value>[^\s`'\"]+)"
+            # "password is X"; "(pw: X)" (`password: X` is YAML, read as an assignment)
+            r"(?:\b(?i:password|passphrase|passwd|pwd|pw)(?:[ \t]+(?:for|of)[ \t]+[\w.\-]+)?[ \t]+(?:is|was)[ \t]+"
+            r"|\b(?i:pwd|pw):[ \t]*)[`'\"]?(?P<value>[^\s`'\"]+)"
         ),
         8,
     ),
+    # "use bearer token X", "ngrok config add-authtoken X": only long values with upper case,
+    # lower case and digits, since after these words prose is as likely as a key.
+    (
+        "token in prose",
+        re.compile(r"\b(?i:bearer|token|authtoken|api[ _-]?key)[ \t]+(?:(?:is|was)[ \t]+)?(?P<value>[A-Za-z0-9._~+\-]{20,}=*)"),
+        20,
+    ),
 )
+_MIXED_ONLY = frozenset({"token in prose", "token in URL"})
 # Zero-width characters render as nothing, so `ghp_\u200b…` still works when pasted; removing
 # them (they are never newlines) keeps line numbers right.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
@@ -188,6 +207,8 @@ _AUTH_SCHEME = re.compile(r"^(?:Basic|Bearer|Token|token) +")
 _REFERENCE = re.compile(
     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z0-9]+(?:_[a-z0-9]+)+"
 )
+# A name is made of words; 16+ letters and digits run together with a digit is a key's body.
+_LONG_RANDOM = re.compile(r"(?=[A-Za-z0-9]{16})[A-Za-z]*[0-9][A-Za-z0-9]*")
 # An unquoted camelCase or PascalCase name is a variable or a class (`password = hashedPassword`,
 # `RSAPrivateKeyAlias = RSAPrivateKey`); quoted, it is a value.
 _CAMEL = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,5})(?:[A-Z][a-z]{2,})+[0-9]?")
@@ -226,6 +247,8 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 if not _is_secret_name(key):
                     continue
                 name = f"hard-coded {_key_kind(key)}"
+            if name in _MIXED_ONLY and not _is_mixed(value):
+                continue  # a Sentry DSN's hex public key before the `@`; "token expiry-window-2024"
             if _is_literal(value, min_length=min_length, bare=True):  # bare: `{self.password}` is code
                 prefix = text[match.start() : match.start("value")]
                 add(match.start(), match.end(), name, (prefix + _redact(value))[-60:])
@@ -333,9 +356,16 @@ def _is_literal(value: str, min_length: int = 8, bare: bool = False) -> bool:
         return False
     if bare and _CAMEL.fullmatch(value):
         return False
-    if "://" in value or value.startswith(("/", "./", "~/")) or _REFERENCE.fullmatch(value):
+    if _REFERENCE.fullmatch(value) and not _LONG_RANDOM.search(value):
+        return False  # OTHER_ENV_NAME, settings.SECRET_KEY, access_token; not sbp_fe8647cf9cd0…
+    if "://" in value or value.startswith(("/", "./", "~/")):
         return False  # a URL, a path, OTHER_ENV_NAME, settings.SECRET_KEY, access_token
     return _looks_random(value)
+
+
+def _is_mixed(value: str) -> bool:
+    """Upper case, lower case and a digit: how a random base62 key looks, and prose does not."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
 def _looks_random(value: str) -> bool:

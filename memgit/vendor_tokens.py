@@ -81,6 +81,11 @@ TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("Terraform Cloud token", _shape(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,}")),
     ("Firebase server key", _token("AAAA", r"[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}")),
     ("Bitbucket app password", _token("ATBB", r"[A-Za-z0-9]{32}")),
+    ("Fly.io token", _token("FlyV1 ", r"fm[12][a-z]?_[A-Za-z0-9+/=_,\-]{40,}")),
+    ("Asana token", _shape(r"[0-9]/[0-9]{12,19}:[0-9a-f]{32}")),
+    ("Supabase token", _token("sbp_", r"[0-9a-f]{40}")),
+    ("PlanetScale token", _token("pscale_", r"(?:tkn|pw|oauth)_[A-Za-z0-9_\-]{32,}")),
+    ("Netlify token", _token("nfp_", r"[A-Za-z0-9]{36}")),
     ("age secret key", _token("AGE-SECRET-KEY-1", r"[0-9A-Z]{58}")),
 )
 
