@@ -177,7 +177,8 @@ class Memgit:
             raise MemgitError(f"the text {reason}; nothing was saved")
         title, body = fmt.split_title(text, title)
         if not allow_secret:
-            _refuse_secrets(f"{title}\n{body}")
+            _refuse_secrets(Memory("-", title, body, entity=entity, task_id=task_id, tags=tuple(tags),
+                                   files=tuple(files), symbols=tuple(symbols)))
         budget = self.config.memory_token_budget
         tokens = fmt.count_tokens(body)
         if tokens > budget and not force:
@@ -333,7 +334,7 @@ class Memgit:
 
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
-            _refuse_secrets(f"{new.title}\n{new.body}")
+            _refuse_secrets(new)
         self.writer.text_of(new)  # every value memgit writes is valid
         change = self.writer.change(message, commit)
         change.write(new.path, patch.edited(self.store, old, new))  # only the lines of the fields that changed
@@ -572,17 +573,17 @@ def _short(title: str, limit: int = 60) -> str:
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
-def _find_secrets(text: str) -> list[Any]:
-    from memgit.credentials import find_secrets  # write paths only: recall need not pay for it
+def _find_secrets(memory: Memory) -> list[Any]:
+    from memgit.credentials import find_in_memory  # write paths only: recall need not pay for it
 
-    return find_secrets(text)
+    return find_in_memory(memory)
 
 
-def _refuse_secrets(text: str) -> None:
-    found = _find_secrets(text)
+def _refuse_secrets(memory: Memory) -> None:
+    found = _find_secrets(memory)
     if found:
         first = found[0]
         raise MemgitError(
-            f"this looks like a secret ({first.pattern}, line {first.line}: {first.excerpt}); "
+            f"this looks like a secret in {first.where} ({first.pattern}: {first.excerpt}); "
             "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
         )

@@ -8,6 +8,7 @@ teammate's clone would not have it.
 from __future__ import annotations
 
 from memgit import gitrepo
+from memgit.credentials import find_in_memory
 from memgit import memory as fmt
 from memgit.memory import Problem
 from memgit.patch import with_id
@@ -24,8 +25,8 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     for memory in loaded.memories:  # files without an id, and copies: write their path id
         if memory.path in loaded.copies or not fmt.declares_id(store.path_of(memory.path).read_bytes()):
             to_fix.append(memory.path)
-        for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
-            problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+        for secret in find_in_memory(memory):
+            problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
     if fix and (to_fix or writer.interrupted()):
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
@@ -57,9 +58,3 @@ def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
             why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
         problems.append(Problem(rel, 0, why))
     return problems
-
-
-def _find_secrets(text: str) -> list:  # type: ignore[type-arg]
-    from memgit.credentials import find_secrets
-
-    return find_secrets(text)
