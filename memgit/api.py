@@ -6,7 +6,6 @@ The CLI, and later the hooks and the MCP server, only call these methods.
 from __future__ import annotations
 
 import builtins  # `Memgit.list` shadows the builtin inside the class
-import hashlib
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -20,6 +19,7 @@ from memgit.history import Change, changes_of, version_at
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
+from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store import Store
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from memgit.transfer import ImportReport
     from memgit.recall import Hit
 
-MEMORY_DIR = ".memory"
 Warn = Callable[[str], None]
 
 
@@ -86,16 +85,24 @@ class Memgit:
         self.warm = warm
         self.repo = repo
         self.warn = warn
-        self._config: config_mod.Config | None = None
-        self._index: Any = None
+        self._session = Session(memory_dir, repo, warn, warm=warm)
 
     # -- plumbing ------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """Close the index; the store stays usable (the next call opens it again)."""
+        self._session.close()
+
+    def __enter__(self) -> "Memgit":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     @property
     def config(self) -> config_mod.Config:
-        if self._config is None:
-            self._config = config_mod.load(self.memory_dir if self.memory_dir.is_dir() else None)
-        return self._config
+        """The settings, read again when `.memory/config.toml` changes."""
+        return self._session.config
 
     @property
     def store(self) -> Store:
@@ -159,7 +166,6 @@ class Memgit:
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
             # Also commits a config an earlier, interrupted init left uncommitted.
             self._commit([config_path], "memory: init", commit)
-        self._config = None
         return created
 
     def remember(
@@ -539,31 +545,13 @@ class Memgit:
 
     def index_path(self) -> Path:
         """Where this folder's index lives: in the git dir, or the user's cache outside git."""
-        if self.repo is not None:
-            base = self.repo.git_dir / "memgit"
-            if self.memory_dir == self.repo.root / MEMORY_DIR:
-                return base / "index.db"
-        else:
-            cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-            base = cache / "memgit"
-        digest = hashlib.sha1(os.fsencode(self.memory_dir)).hexdigest()[:12]
-        return base / f"index-{digest}.db"
+        return index_path(self.memory_dir, self.repo)
 
     @property
     def index(self) -> "Index":
         """The SQLite index, opened (and migrated) on first use."""
-        if self._index is None:
-            self._require_store()
-            from memgit.index import Index
-
-            self._index = Index(
-                self.index_path(),
-                self.store,
-                self.config.index_embedder,
-                warn=self.warn,
-                warm=self.warm and self.config.index_warm,
-            )
-        return self._index
+        self._require_store()
+        return self._session.index()
 
     def recall(
         self,

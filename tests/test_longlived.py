@@ -1,0 +1,93 @@
+"""One `Memgit` kept open for hours, as an MCP server or a hook runner does.
+
+Real git repositories and real SQLite; threads are real threads on one `Memgit`.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+import memgit
+from memgit.errors import MemgitError
+
+TOPICS = [
+    ("parse_config returns a tuple (path, Config)", "src/config.py::parse_config"),
+    ("Network calls retry three times with exponential backoff", "ingest/http.py::get_json"),
+    ("Use ruff for linting, not flake8", ""),
+    ("The login handler must check get_user() for None", "src/auth/login.py::login"),
+    ("Release tags look like v1.2.3 and are signed", ""),
+    ("Database migrations live in migrations/ and run at start-up", "migrations/"),
+]
+QUERIES = ["why does parse_config return a tuple?", "how do network calls retry?", "linting tool",
+           "login None check", "release tags", "where are migrations?"]
+
+
+@pytest.fixture
+def filled(mem):  # type: ignore[no-untyped-def]
+    for text, entity in TOPICS:
+        mem.remember(text, entity=entity)
+    return mem
+
+
+def test_two_threads_recall_at_once_and_get_what_one_thread_gets(filled, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    expected = {q: [h.id for h in filled.recall(q, record=False)] for q in QUERIES}
+    # A file written behind the store's back makes the first recalls of both threads sync.
+    extra = filled.memory_dir / "extra.md"
+    extra.write_text("---\nid: m-extra1\ntitle: Caching uses Redis with a 5 minute TTL\n---\n")
+    expected_extra = [h.id for h in memgit.open(repo, warn=lambda m: None).recall("redis cache ttl", record=False)]
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+    results: list[tuple[str, list[str]]] = []
+
+    def work(offset: int) -> None:
+        try:
+            start.wait()
+            for round_ in range(15):
+                for i in range(len(QUERIES)):
+                    query = QUERIES[(i + offset + round_) % len(QUERIES)]
+                    results.append((query, [h.id for h in filled.recall(query)]))
+                results.append(("redis cache ttl", [h.id for h in filled.recall("redis cache ttl")]))
+        except BaseException as exc:  # reported below, with the thread's traceback
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(results) == 2 * 15 * (len(QUERIES) + 1)
+    for query, ids in results:
+        assert ids == (expected_extra if query == "redis cache ttl" else expected[query]), query
+    assert "m-extra1" in expected_extra
+
+
+def test_an_open_store_sees_a_config_change(filled) -> None:  # type: ignore[no-untyped-def]
+    assert len(filled.recall("parse_config tuple retry linting login release tags", min_score=0)) == 5
+    config = filled.memory_dir / "config.toml"
+    config.write_text(config.read_text().replace("[recall]\n", "[recall]\nk = 2\n"))
+    assert len(filled.recall("parse_config tuple retry linting login release tags", min_score=0)) == 2
+    with pytest.raises(MemgitError, match="unknown kind 'incident'"):
+        filled.remember("The outage of May 3 came from a full disk", kind="incident")
+    text = config.read_text().replace("[memory]\n", '[memory]\nkinds = ["incident"]\n')
+    config.write_text(text)
+    made = filled.remember("The outage of May 3 came from a full disk", kind="incident")
+    assert made.memory.kind == "incident"
+    assert [h.id for h in filled.recall("outage full disk", kinds=["incident"])] == [made.memory.id]
+
+
+def test_close_then_use_opens_the_index_again(repo: Path, mem) -> None:  # type: ignore[no-untyped-def]
+    mem.remember("parse_config returns a tuple (path, Config)")
+    with memgit.open(repo, warn=lambda m: None) as store:
+        first = [h.id for h in store.recall("parse_config tuple")]
+        index = store.index
+    assert store._session._index is None  # closed on leaving the block
+    with pytest.raises(MemgitError, match="closed"):
+        index.search("parse_config")  # a closed Index says so; the Memgit opens a new one
+    assert [h.id for h in store.recall("parse_config tuple")] == first
+    assert store.index is not index
+    store.close()
+    store.close()  # twice is fine
