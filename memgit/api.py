@@ -517,8 +517,10 @@ class Memgit:
         allow_secret: bool = False,
         commit: bool = True,
         progress: Callable[[int], None] | None = None,
+        embed_progress: Callable[[int, int], None] | None = None,
     ) -> "ImportReport":
-        """Import memories from JSON Lines in one commit; bad lines are reported and skipped."""
+        """Import memories from JSON Lines in one commit; bad lines are reported and skipped.
+        Then embed them (`embed_progress(done, total)`; an interrupted run is resumed later)."""
         self._require_store()
         repo = self._require_repo()
         with gitrepo.write_lock(repo):
@@ -539,6 +541,8 @@ class Memgit:
                 written.append(store.write(replace(memory, path=store.new_path(memory))))
             if written:
                 report.commit = self._commit(written, f"memory: import {len(written)} memories", commit)
+        if written:
+            self.index.embed_pending(progress=embed_progress)
         return report
 
     # -- recall: the index hangs here -----------------------------------------------------

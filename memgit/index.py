@@ -81,15 +81,16 @@ class Index:
     """The index of one memory folder. See the module docstring for how it keeps in step."""
 
     def __init__(self, db_path: Path | None, store: Store, embedder_name: str = "minilm",
-                 warn: Warn = _stderr, *, warm: bool = False) -> None:
+                 warn: Warn = _stderr, *, warm: bool = False, background: bool = False) -> None:
         self.store = store
         self.root = Path(store.root)
         self.db_path = db_path
         self.embedder_name = embedder_name.strip() or "none"
         self.warn = warn
         self.db = Database(db_path, warn)
-        # `warm`: use (and start) the warm embedder process: see memgit.warm
-        self.vectors = Vectors(self.db, self.embedder_name, warm=warm)
+        # `warm`: use (and start) the warm embedder process (memgit.warm); `background`: embed
+        # many pending memories in a background job (memgit.embedjob).
+        self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background)
         self.db.on_connect = self.vectors.attach
         self._qtok: Any = None  # the connection that has the temp.qtok table
         self.db.open()
@@ -308,6 +309,12 @@ class Index:
         conn.execute("DELETE FROM anchors WHERE doc = ?", (doc,))
         conn.execute("DELETE FROM memories WHERE doc = ?", (doc,))
 
+    def embed_pending(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the index in step with the files and embed every memory still without a
+        vector, in committed batches (resumable), calling `progress(done, total)`: what
+        `import` does once its memories are committed."""
+        return self.sync(embed="all", progress=progress)
+
     # -- rebuild ---------------------------------------------------------------------------
 
     def rebuild(self, progress: Progress | None = None, *, embed: str = "all") -> SyncReport:
@@ -449,6 +456,12 @@ class Index:
         data = self.db.guard(counts)
         if not self.vectors_on or self.in_memory:
             data["pending_vectors"] = 0
+        job = "no"
+        if self.db_path is not None and not self.in_memory:
+            from memgit import embedjob
+
+            pid = embedjob.running(self.db_path)
+            job = job if pid is None else f"running (pid {pid})"
         last = data.pop("last_sync")
         embedder_id, schema_version = data.pop("embedder_id"), data.pop("schema_version")
         reason = self.vectors_reason()
@@ -462,6 +475,7 @@ class Index:
             "vectors_on": reason is None,
             "vectors_reason": reason,
             "channels": ["keyword", "anchor"] + (["vector"] if reason is None else []),
+            "embedding_in_background": job,
             "fts_tokenizer": sq.FTS_TOKENIZER + " + CJK bigrams",
             "size_bytes": self.db.size_bytes(),
             "last_sync": float(last) if last else None,

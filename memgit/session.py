@@ -80,6 +80,7 @@ class Session:
                     config.index_embedder,
                     warn=self.warn,
                     warm=self.warm and config.index_warm,
+                    background=True,  # a recall past the in-call limit starts memgit.embedjob
                 )
             return self._index
 

@@ -13,9 +13,11 @@ tags, a rename) keeps the vector. The embedder's id and dimension are recorded i
 `meta`; a different id drops every vector and re-embeds.
 
 Embedding is the slow part (~35 ms of CPU per memory with MiniLM), so recall never waits
-for many: "auto" embeds at most `AUTO_EMBED_MAX` pending memories during a call and
-otherwise says once to run `memgit reindex`; "all" embeds in batches sorted by length,
-committing each, so an interrupted run continues where it stopped.
+for many: "auto" embeds at most `AUTO_EMBED_MAX` pending memories during a call; past that
+it starts the background job of `memgit.embedjob` (for an index opened with
+`background=True`, as `memgit.open` does) or else says once to run `memgit reindex`. "all"
+embeds in batches sorted by length, committing each, so an interrupted run continues where
+it stopped.
 """
 
 from __future__ import annotations
@@ -52,12 +54,16 @@ class Vectors:
     """The vector side of one index (it shares the index's `Database`).
 
     `warm`: ask (and start) the warm embedder process for query vectors (see `memgit.warm`).
+    `background`: past `AUTO_EMBED_MAX`, "auto" starts the background job (`memgit.embedjob`)
+    instead of asking the user to run `memgit reindex`.
     """
 
-    def __init__(self, db: Database, embedder_name: str, *, warm: bool = False) -> None:
+    def __init__(self, db: Database, embedder_name: str, *, warm: bool = False,
+                 background: bool = False) -> None:
         self.db = db
         self.name = embedder_name
         self.warm = warm
+        self.background = background
         self.extension: str | None = "not loaded"  # why sqlite-vec is unusable; None = loaded
         self._setup: str | None = OFF  # why vectors are off before any model is loaded
         self._embedder: Any = None
@@ -158,8 +164,7 @@ class Vectors:
         if pending == 0:
             return 0, 0
         if mode == "auto" and (pending > AUTO_EMBED_MAX or self._changed()):
-            self.db.warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
-                                         "(recall uses keywords, anchors and the vectors it has)")
+            self._defer(pending)
             return 0, pending
         embedder = self.embedder()
         if embedder is None:
@@ -184,6 +189,23 @@ class Vectors:
             if progress:
                 progress(done, total)
         return embedded, self.pending()
+
+    def _defer(self, pending: int) -> None:
+        """Too many to embed during a call: start the background job, or ask for a reindex."""
+        if self.background and self.db.path is not None and not self.db.in_memory:
+            from memgit import embedjob
+
+            state = embedjob.start(self.db.path, self.name)
+            if state == "started":
+                self.db.warn_once("background", f"embedding {pending} memories in the background; "
+                                                "recall uses keywords and anchors for them meanwhile")
+            if state != "failed":
+                return
+            where = f" (why: {embedjob.log_path(self.db.path)})"
+        else:
+            where = ""
+        self.db.warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
+                                     f"(recall uses keywords, anchors and the vectors it has){where}")
 
     def _store(self, rows: list[Any], texts: list[str], vectors: Any) -> int:
         """Write one batch in one transaction; returns how many were stored."""
