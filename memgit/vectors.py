@@ -251,6 +251,8 @@ class Vectors:
         if embedder is None:
             return None
         if warm:
-            warm_mod.spawn(self.name)  # this call paid the cold start; the next ones need not
+            failed = warm_mod.spawn(self.name)  # this call paid the cold start; the next ones need not
+            if failed:
+                self.db.warn_once("warm", failed)
         vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
         return vector
