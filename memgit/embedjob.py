@@ -100,10 +100,15 @@ def run(db_path: Path, embedder_name: str) -> int:
     import fcntl
 
     lock = open(lock_path(db_path), "a+")  # noqa: SIM115 - held for the process's life
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0  # another job runs
+    for attempt in range(5):
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            # Another job runs, or `running()` is looking (it holds the lock for microseconds).
+            if attempt == 4:
+                return 0
+            time.sleep(0.02)
     lock.truncate(0)
     lock.write(str(os.getpid()))
     lock.flush()
