@@ -14,17 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo
-from memgit.history import Change, changes_of, version_at
+from memgit import gitrepo, lookup
+from memgit.history import Change, changes_of
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store import Store
+from memgit.writer import Writer, check_fields
 
 if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
     from memgit.transfer import ImportReport
+    from memgit.inject import Injection
     from memgit.recall import Hit
 
 Warn = Callable[[str], None]
@@ -86,6 +88,7 @@ class Memgit:
         self.repo = repo
         self.warn = warn
         self._session = Session(memory_dir, repo, warn, warm=warm)
+        self._writer: Writer | None = None
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -115,30 +118,12 @@ class Memgit:
             state = "is not a folder" if self.memory_dir.exists() else "does not exist"
             raise MemgitError(f"memory folder {self.memory_dir} {state}")
 
-    def _require_repo(self) -> gitrepo.Repo:
-        """The repository to commit in; refuses before anything is written when it can't."""
-        if self.repo is None:
-            raise MemgitError(
-                f"{self.memory_dir} is not inside a git repository: changes are commits, "
-                "so run 'git init' first (reads work anywhere)"
-            )
-        real = Path(os.path.realpath(self.memory_dir))
-        if real != self.repo.root and self.repo.root not in real.parents:
-            raise MemgitError(
-                f"{self.memory_dir} leads outside the repository ({real}); memgit only writes "
-                "memories it can commit in the repository"
-            )
-        busy = gitrepo.busy(self.repo)
-        if busy:
-            raise MemgitError(busy)
-        return self.repo
-
-    def _commit(self, paths: Sequence[Path], message: str, commit: bool) -> str | None:
-        repo = self._require_repo()
-        sha = gitrepo.commit(repo, paths, message, stage_only=not commit)
-        if sha and gitrepo.detached(repo):
-            self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
-        return sha
+    @property
+    def writer(self) -> Writer:
+        """Every write goes through it: lock, finish interrupted work, change set, commit."""
+        if self._writer is None:
+            self._writer = Writer(self.memory_dir, self.repo, lambda: self.store, self.warn)
+        return self._writer
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
@@ -155,17 +140,17 @@ class Memgit:
 
     def init(self, *, commit: bool = True) -> bool:
         """Create the memory folder and its config. Returns False if it already existed."""
-        repo = self._require_repo()
+        repo = self.writer.repo()
         config_path = self.memory_dir / config_mod.CONFIG_NAME
         if self.memory_dir.exists() and not self.memory_dir.is_dir():
             raise MemgitError(f"{self.memory_dir} exists and is not a folder; move it away and run 'memgit init'")
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             created = not config_path.exists()
             if created:
                 self.memory_dir.mkdir(parents=True, exist_ok=True)
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
             # Also commits a config an earlier, interrupted init left uncommitted.
-            self._commit([config_path], "memory: init", commit)
+            self.writer.commit([config_path], "memory: init", commit)
         return created
 
     def remember(
@@ -204,32 +189,23 @@ class Memgit:
                 f"the body is about {tokens} tokens, {tokens - budget} over the budget of {budget}: "
                 "shorten it, split it into several memories, or use --force"
             )
-        if source not in fmt.SOURCES:
-            raise MemgitError(f"unknown source {source!r}; use one of {', '.join(fmt.SOURCES)}")
-        if kind not in self.config.kinds:
-            raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(self.config.kinds)}")
+        check_fields(self.config.kinds, source=source, kind=kind, task_id=task_id, confidence=confidence)
         if confidence is None:
             confidence = fmt.DEFAULT_CONFIDENCE[source]
-        if not 0.0 <= confidence <= 1.0:
-            raise MemgitError(f"confidence {confidence} is outside 0..1")
-        if task_id is not None and "\n" in task_id:
-            raise MemgitError("task id must be one line")
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
-            memories = self._current()
-            key = fmt.normalized_text(title, body)
-            for existing in memories:
-                if existing.active and fmt.normalized_text(existing.title, existing.body) == key:
-                    # If an earlier attempt wrote it but its commit failed (a hook, no git
-                    # identity), this run finishes the job.
-                    path = self.memory_dir / existing.path
-                    sha = None
-                    if not gitrepo.committed(repo, path):  # never touch a committed file's edits
-                        sha = self._commit([path], f'memory: add "{_short(existing.title)}"', commit)
-                    return Remembered(existing, created=False, commit=sha)
+        with self.writer.writing() as repo:
+            same, taken = lookup.same_text(self._synced(), self._load, title, body)
+            if same:
+                # If an earlier attempt wrote it but its commit failed (a hook, no git
+                # identity), this run finishes the job.
+                existing = same[0]
+                path = self.memory_dir / existing.path
+                sha = None
+                if not gitrepo.committed(repo, path):  # never touch a committed file's edits
+                    sha = self.writer.commit([path], f'memory: add "{_short(existing.title)}"', commit)
+                return Remembered(existing, created=False, commit=sha)
             stamp = now()
             memory = Memory(
-                id=fmt.new_id({m.id for m in memories}),
+                id=fmt.new_id(taken),
                 title=title,
                 body=body,
                 kind=kind,
@@ -245,10 +221,21 @@ class Memgit:
                 supersedes=tuple(supersedes),
             )
             memory = replace(memory, path=self.store.new_path(memory))
-            fmt.parse(fmt.dump(memory), memory.path, self.config.kinds)  # what we write must read back
-            path = self.store.write(memory)
-            sha = self._commit([path], f'memory: add "{_short(title)}"', commit)
+            change = self.writer.change(f'memory: add "{_short(title)}"', commit)
+            change.write(memory.path, self.writer.text_of(memory))
+            sha = self.writer.land(change)
         return Remembered(memory, created=True, commit=sha)
+
+    def _synced(self) -> "Index | None":
+        """The index, in step with the files, or None when there is no file-backed one."""
+        try:
+            index = self.index
+            if index.in_memory:
+                return None  # it parsed every file already: asking the files costs no more
+            index.sync(embed="none")
+            return index
+        except MemgitError:
+            return None
 
     def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
         """A memory by id, unique id prefix, or exact title."""
@@ -257,43 +244,11 @@ class Memgit:
         if not ref:
             raise MemgitError("give a memory id, id prefix or title")
         if memories is None:
-            found = self._lookup(ref)
+            index = self._synced()
+            found = lookup.through_index(index, self.store, ref) if index is not None else None
             if found is not None:
                 return found
-        pool = list(memories) if memories is not None else self._load()
-        for memory in pool:
-            if memory.id == ref:
-                return memory
-        prefixed = [m for m in pool if m.id.startswith(ref)]
-        if len(prefixed) == 1:
-            return prefixed[0]
-        titled = [m for m in pool if m.title == ref] or [m for m in pool if m.title.casefold() == ref.casefold()]
-        if len(titled) == 1:
-            return titled[0]
-        candidates = prefixed or titled
-        if candidates:
-            listing = ", ".join(m.id for m in candidates[:8])
-            raise MemgitError(f"{ref!r} matches {len(candidates)} memories ({listing}); give more of the id")
-        raise MemgitError(f"no memory {ref!r}; see 'memgit list'")
-
-    def _lookup(self, ref: str) -> Memory | None:
-        """`get` through the index: one file read instead of all. None means "ask the files"
-        (no usable index, nothing found, or an ambiguous reference to explain)."""
-        try:
-            index = self.index
-            if index.in_memory:
-                return None  # it parsed every file already; the scan costs no more
-            index.sync(embed="none")
-        except MemgitError:
-            return None
-        for how in ("id", "prefix", "title", "title_nocase"):
-            rows = index.lookup(ref, how)
-            if len(rows) > 1:
-                return None
-            if rows:
-                memory, _ = self.store.read(rows[0][1])
-                return memory if memory is not None and memory.id == rows[0][0] else None
-        return None
+        return lookup.resolve(ref, list(memories) if memories is not None else self._load())
 
     def list(
         self,
@@ -331,14 +286,8 @@ class Memgit:
 
     def _indexed(self) -> builtins.list[tuple[Memory, int]] | None:
         """Every memory with its mtime from the index (kept in step first), or None without one."""
-        try:
-            index = self.index
-            if index.in_memory:
-                return None
-            index.sync(embed="none")
-            return index.all_memories()
-        except MemgitError:
-            return None
+        index = self._synced()
+        return index.all_memories() if index is not None else None
 
     def _mtime(self, memory: Memory) -> int:
         try:
@@ -352,8 +301,7 @@ class Memgit:
         unknown = set(changes) - set(fmt.FIELDS) - {"body"} - {"id"}
         if unknown or "id" in changes:
             raise MemgitError(f"cannot change {', '.join(sorted(unknown | ({'id'} & set(changes))))}")
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             memory = self.get(ref)
             for name in fmt.LIST_FIELDS:
                 if name in changes:
@@ -362,12 +310,7 @@ class Memgit:
                 changes["title"] = " ".join(str(changes["title"]).split())
                 if not changes["title"]:
                     raise MemgitError("the title cannot be empty")
-            if changes.get("task_id") is not None and "\n" in str(changes["task_id"]):
-                raise MemgitError("task id must be one line")
-            if "source" in changes and changes["source"] not in fmt.SOURCES:
-                raise MemgitError(f"unknown source {changes['source']!r}; use one of {', '.join(fmt.SOURCES)}")
-            if "kind" in changes and changes["kind"] not in self.config.kinds:
-                raise MemgitError(f"unknown kind {changes['kind']!r}; use one of {', '.join(self.config.kinds)}")
+            check_fields(self.config.kinds, **changes)
             updated = replace(memory, **changes, updated=now())
             return self._replace(memory, updated, f'memory: edit "{_short(updated.title)}"', commit, allow_secret)
 
@@ -380,8 +323,7 @@ class Memgit:
         memory the text was edited from: if the memory changed since, nothing is written.
         """
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             memory = self.get(ref)
             if base is not None and memory != base:
                 raise MemgitError(f"{memory.id} changed while you were editing it; nothing was written")
@@ -396,36 +338,37 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(f"{new.title}\n{new.body}")
-        fmt.parse(fmt.dump(new), new.path, self.config.kinds)
-        path = self.store.write(new)
-        self._commit([path], message, commit)
+        change = self.writer.change(message, commit)
+        change.write(new.path, self.writer.text_of(new))
+        self.writer.land(change)
         return new
 
     def forget(self, ref: str, *, hard: bool = False, commit: bool = True) -> Memory:
         """Archive a memory (reversible), or with `hard` delete its file. Both are commits."""
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing() as repo:
             memory = self.get(ref)
             if hard:
-                known = gitrepo.tracked(repo, self.memory_dir / memory.path)
-                path = self.store.delete(memory.path)
-                if known:
-                    self._commit([path], f'memory: forget "{_short(memory.title)}" (deleted)', commit)
-                else:
+                if not gitrepo.tracked(repo, self.memory_dir / memory.path):
+                    self.store.delete(memory.path)
                     self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
+                    return memory
+                change = self.writer.change(f'memory: forget "{_short(memory.title)}" (deleted)', commit)
+                change.delete(memory.path)
+                self.writer.land(change)
                 return memory
             if not memory.active:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
             archived = replace(memory, status="archived", updated=now())
-            path = self.store.write(archived)
-            self._commit([path], f'memory: forget "{_short(memory.title)}"', commit)
+            change = self.writer.change(f'memory: forget "{_short(memory.title)}"', commit)
+            change.write(archived.path, self.writer.text_of(archived))
+            self.writer.land(change)
             return archived
 
     def history(self, ref: str) -> builtins.list[Change]:
         """The memory's commits, newest first, with the front-matter fields each changed."""
         self._require_store()
-        repo = self._require_repo()
+        repo = self.writer.repo()
         return changes_of(repo, self._path_in_history(repo, ref), self.config.kinds)
 
     def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
@@ -434,35 +377,11 @@ class Memgit:
         Returns None when the memory is already exactly as it was at `to`.
         """
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
-            sha = gitrepo.resolve(repo, to)
-            under = os.path.relpath(self.memory_dir, repo.root)
-            try:
-                current: Memory | None = self.get(ref, memories=self.store.load().memories)
-            except MemgitError:
-                current = None  # deleted (forget --hard)? Look for it at `to`.
-                if not fmt.ID_RE.match(ref.strip()):
-                    raise
-            memory_id = current.id if current else ref.strip()
-            version = version_at(repo, sha, memory_id, under, current.path if current else None)
-            if version is None:
-                raise MemgitError(f"{memory_id} did not exist at {to}; see 'memgit history {memory_id}'")
-            data, found = version
-            rel = current.path if current else Path(os.path.relpath(repo.root / found, self.memory_dir)).as_posix()
-            old = fmt.parse(data, rel, self.config.kinds)
-            if old.id != memory_id:
-                raise MemgitError(f"at {to} that file held {old.id}, not {memory_id}")
-            target = self.store.path_of(rel)
-            if current is None and target.exists():
-                rel = self.store.new_path(old)
-                target = self.store.path_of(rel)
-            if target.exists() and target.read_bytes() == data:
-                return None
-            path = self.store.write_text(rel, data.decode("utf-8"))
-            verb = "roll back" if current else "restore"
-            self._commit([path], f'memory: {verb} "{_short(old.title)}" to {sha[:10]}', commit)
-            return replace(old, path=rel)
+        from memgit.history import rollback
+
+        with self.writer.writing():
+            return rollback(self.writer, self.store, ref, to, commit=commit,
+                            current=lambda: self.get(ref, memories=self.store.load().memories))
 
     def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
         """The file of a memory, or of a deleted one (by its id) as it was last committed."""
@@ -481,25 +400,9 @@ class Memgit:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self._require_store()
-        store = self.store
-        loaded = store.load()
-        problems = list(loaded.problems)
-        to_fix: list[str] = []
-        for memory in loaded.memories:
-            if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
-                to_fix.append(memory.path)
-            for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
-                problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
-        problems.sort(key=lambda p: (p.path, p.line))
-        if fix and to_fix:
-            repo = self._require_repo()
-            with gitrepo.write_lock(repo):
-                paths = [
-                    store.write_text(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
-                    for rel in to_fix
-                ]
-                self._commit(paths, f"memory: write ids into {len(paths)} hand-written file(s)", commit)
-        return problems
+        from memgit import lint
+
+        return lint.lint(self.store, self.writer, fix=fix, commit=commit)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory as a JSON-ready dict (the import format)."""
@@ -522,8 +425,7 @@ class Memgit:
         """Import memories from JSON Lines in one commit; bad lines are reported and skipped.
         Then embed them (`embed_progress(done, total)`; an interrupted run is resumed later)."""
         self._require_store()
-        repo = self._require_repo()
-        with gitrepo.write_lock(repo):
+        with self.writer.writing():
             existing = self._current()
             from memgit import transfer
 
@@ -536,12 +438,14 @@ class Memgit:
                 progress=progress,
             )
             store = self.store
-            written = []
+            change = self.writer.change(f"memory: import {len(memories)} memories", commit)
+            taken: set[str] = set()
             for memory in memories:
-                written.append(store.write(replace(memory, path=store.new_path(memory))))
-            if written:
-                report.commit = self._commit(written, f"memory: import {len(written)} memories", commit)
-        if written:
+                rel = store.new_path(memory, taken)
+                taken.add(rel)
+                change.write(rel, fmt.dump(replace(memory, path=rel)))
+            report.commit = self.writer.land(change)
+        if memories:
             self.index.embed_pending(progress=embed_progress)
         return report
 
@@ -593,6 +497,37 @@ class Memgit:
             )
         return hits
 
+    def inject(
+        self,
+        query: str,
+        *,
+        task_id: str | None = None,
+        kinds: Sequence[str] | None = None,
+        k: int | None = None,
+        budget: int | None = None,
+        min_score: float | None = None,
+        record: bool = True,
+    ) -> "Injection":
+        """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
+        memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
+        why it is empty."""
+        from memgit.inject import HEADER, fit
+
+        c = self.config
+        k = c.inject_k if k is None else k
+        budget = c.inject_budget if budget is None else budget
+        if budget < 1 or k < 1:
+            raise MemgitError("the budget and k must be at least 1")
+        floor = c.inject_min_score if min_score is None else min_score
+        hits = self.recall(query, k, task_id=task_id, kinds=kinds, min_score=floor, record=False)
+        given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
+        if record and self.repo is not None:
+            from memgit.recall import record_recall
+
+            record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
+                          warn=self.warn)
+        return given
+
     def _path_prefix(self) -> str:
         base = self.repo.root if self.repo is not None else self.memory_dir
         prefix = Path(os.path.relpath(self.memory_dir, base)).as_posix()
@@ -612,6 +547,11 @@ class Memgit:
         report = self.index.sync(embed="none")  # the counts below describe the files as they are
         info.update(self.index.status())
         info["changed_since_last_call"] = report.touched
+        if self.repo is not None:
+            indexed = {m.path for m, _ in self.index.all_memories()}
+            info["untracked_files"] = sum(1 for rel in gitrepo.untracked(self.repo, self.memory_dir) if rel in indexed)
+            interrupted = self.writer.interrupted()
+            info["interrupted_change"] = interrupted.summary if interrupted else None
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info

@@ -70,8 +70,6 @@ def _json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-#: Memories injected by `recall --format markdown` unless -k says otherwise (the brief: top 3).
-MARKDOWN_K = 3
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 no_commit_option = click.option(
@@ -389,6 +387,7 @@ def import_(ctx: click.Context, source: Any, allow_secret: bool, no_commit: bool
     summary = {
         "imported": report.imported,
         "skipped": len(report.skipped),
+        "present": report.present,
         "duplicates": report.duplicates,
         "over_budget": report.over_budget,
         "commit": report.commit,
@@ -397,7 +396,7 @@ def import_(ctx: click.Context, source: Any, allow_secret: bool, no_commit: bool
         _json(summary)
     else:
         click.echo(
-            f"imported {report.imported}, skipped {len(report.skipped)}, "
+            f"imported {report.imported}, skipped {len(report.skipped)}, {report.present} already present, "
             f"{report.duplicates} duplicate(s), {report.over_budget} over the token budget",
             err=True,
         )
@@ -416,11 +415,11 @@ def export(ctx: click.Context, active_only: bool) -> None:
 
 @cli.command()
 @click.argument("query")
-@click.option("-k", "k", type=click.IntRange(1, 100), help="How many memories at most (default 5; 3 for markdown).")
+@click.option("-k", "k", type=click.IntRange(1, 100), help="How many memories at most (default: [recall] k, 5; [inject] k, 3, for markdown).")
 @click.option("--task", "task_id", help="Prefer this task's memories; other tasks only if it has nothing relevant.")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Relevance floor (0 turns it off).")
-@click.option("--budget", type=click.IntRange(1), help="Token budget for what is printed (default 600 for markdown).")
+@click.option("--budget", type=click.IntRange(1), help="Token budget for what is printed (default: [inject] budget, 600, for markdown).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option("--all", "include_archived", is_flag=True, help="Include archived memories.")
 @click.option("--explain", is_flag=True, help="Show the score of every channel (keyword, vector, anchor).")
@@ -437,18 +436,22 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     fmt = "json" if as_json else fmt
     mem = _open(ctx)
     if fmt == "markdown":
-        k = k or MARKDOWN_K
-        budget = budget or mem.config.recall_budget
+        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score)
+        if given.text:
+            click.echo(given.text, nl=False)
+        if given.reason:
+            click.echo(given.reason, err=True)
+        return
     hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
-                      budget_tokens=None if fmt == "markdown" else budget, include_archived=include_archived)
+                      include_archived=include_archived)
+    reason = "nothing relevant found"
+    if budget is not None:
+        from memgit.inject import fit
+
+        fitted = fit(hits, budget)
+        hits, reason = list(fitted.hits), fitted.reason or reason
     if fmt == "json":
         _json([hit.to_dict() for hit in hits])
-    elif fmt == "markdown":
-        from memgit.recall import format_markdown
-
-        text = format_markdown(hits, budget=budget or mem.config.recall_budget)
-        if text:
-            click.echo(text)
     else:
         for hit in hits:
             click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
@@ -457,7 +460,7 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
                 channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
                 click.echo(f"      {channels or 'precise match'}")
     if not hits:
-        click.echo("nothing relevant found", err=True)
+        click.echo(reason, err=True)
 
 
 @cli.command()

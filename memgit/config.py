@@ -35,13 +35,19 @@ DEFAULT_TOML = """\
 
 [recall]
 # k = 5                     # memories returned by 'memgit recall'
-# budget = 600              # tokens injected by 'recall --format markdown'
 # min_score = 0.25          # relevance floor; 0 turns it off
 # task_widen = 0.7          # score factor for other tasks' memories when the task has none
 # weight_keyword = 0.5
 # weight_vector = 0.6
 # weight_anchor = 0.4
 # method = "minmax"         # "minmax", "rrf" or "weighted"
+
+[inject]
+# What an agent is given per turn ('recall --format markdown', the agent hooks):
+# k = 3                     # memories at most
+# budget = 600              # tokens for all of it, header included
+# per_memory = 200          # tokens per memory: title, id and anchors kept, body cut at a word
+# min_score = 0.25          # relevance floor for injection
 """
 
 
@@ -54,13 +60,16 @@ class Config:
     index_embedder: str = "minilm"
     index_warm: bool = True
     recall_k: int = 5
-    recall_budget: int = 600
     recall_min_score: float = 0.25
     recall_task_widen: float = 0.7
     recall_weight_keyword: float = 0.5
     recall_weight_vector: float = 0.6
     recall_weight_anchor: float = 0.4
     recall_method: str = "minmax"
+    inject_k: int = 3
+    inject_budget: int = 600
+    inject_per_memory: int = 200
+    inject_min_score: float = 0.25
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property

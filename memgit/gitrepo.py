@@ -80,11 +80,23 @@ def _git(repo: Repo):  # type: ignore[no-untyped-def]
     return git.Git(str(repo.root))
 
 
+LOCK_TIMEOUT_SECONDS = 60.0
+
+
 @contextmanager
-def write_lock(repo: Repo) -> Iterator[None]:
-    """Serialise memgit writers in one repository (two agents remembering at once)."""
+def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
+    """Serialise memgit writers in one repository (two agents remembering at once).
+
+    Waits at most `timeout` seconds (default LOCK_TIMEOUT_SECONDS, or $MEMGIT_LOCK_TIMEOUT):
+    a writer can sit in a user's slow commit hook, and an agent must get an answer, not hang.
+    """
     import fcntl
 
+    if timeout is None:
+        try:
+            timeout = float(os.environ.get("MEMGIT_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS))
+        except ValueError:
+            timeout = LOCK_TIMEOUT_SECONDS
     lock_dir = repo.git_dir / "memgit"
     try:
         lock_dir.mkdir(parents=True, exist_ok=True)
@@ -95,8 +107,26 @@ def write_lock(repo: Repo) -> Iterator[None]:
             "it must be a writable folder (remove whatever is in its way)"
         ) from None
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    handle.seek(0)
+                    holder = handle.read().strip() or "another process"
+                    raise MemgitError(
+                        f"another memgit command ({holder}) has been writing to this repository for over "
+                        f"{timeout:g} s (perhaps in a slow commit hook); nothing was changed: wait for it "
+                        "and run this again (MEMGIT_LOCK_TIMEOUT sets how long to wait)"
+                    ) from None
+                time.sleep(0.05)
         try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()}")
+            handle.flush()
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
@@ -120,20 +150,25 @@ def detached(repo: Repo) -> bool:
     return _run(["symbolic-ref", "-q", "HEAD"], repo.root).returncode != 0
 
 
-def _execute(repo: Repo, args: list[str]) -> tuple[int, str, str]:
+def _execute(repo: Repo, args: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
     """Run git, retrying while another process holds `index.lock`."""
     import git
 
     deadline = time.monotonic() + LOCK_RETRY_SECONDS
     delay = 0.05
     while True:
-        try:
-            status, out, err = _git(repo).execute(
-                # Memory paths are file names, never globs: `notes[1].md` must not match `notes1.md`.
-                ["git", "--literal-pathspecs", *args], with_extended_output=True, with_exceptions=False
-            )
-        except git.GitCommandNotFound:
-            raise MemgitError("git is not installed or not on PATH; install git first") from None
+        with tempfile.TemporaryFile() as istream:
+            if stdin is not None:
+                istream.write(stdin)
+                istream.seek(0)
+            try:
+                status, out, err = _git(repo).execute(
+                    # Memory paths are file names, never globs: `notes[1].md` must not match `notes1.md`.
+                    ["git", "--literal-pathspecs", *args], with_extended_output=True, with_exceptions=False,
+                    istream=istream if stdin is not None else None,
+                )
+            except git.GitCommandNotFound:
+                raise MemgitError("git is not installed or not on PATH; install git first") from None
         if status != 0 and "index.lock" in err and time.monotonic() < deadline:
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
@@ -149,21 +184,18 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
     working tree (and staged) and the error says so.
     """
     rel = [os.path.relpath(p, repo.root) for p in paths]
-    # Paths go through a file, not argv: an import can touch many thousands of them.
-    with tempfile.NamedTemporaryFile("wb", prefix="memgit-paths-", delete=False) as handle:
-        handle.write(b"\0".join(os.fsencode(r) for r in rel))
-    spec = [f"--pathspec-from-file={handle.name}", "--pathspec-file-nul"]
-    try:
-        status, _, err = _execute(repo, ["add", "--all", *spec])
-        if status != 0:
-            raise MemgitError(f"git add failed: {err.strip()}")
-        if stage_only:
-            return None
-        # `--only` commits these paths' working-tree state and leaves the user's other staged
-        # work staged and uncommitted.
-        status, out, err = _execute(repo, ["commit", "--only", "--quiet", "-m", message, *spec])
-    finally:
-        os.unlink(handle.name)
+    # Paths go to git on stdin, not argv (an import can touch many thousands of them), from an
+    # anonymous file that vanishes with the process whatever happens to it.
+    pathspec = b"\0".join(os.fsencode(r) for r in rel)
+    spec = ["--pathspec-from-file=-", "--pathspec-file-nul"]
+    status, _, err = _execute(repo, ["add", "--all", *spec], stdin=pathspec)
+    if status != 0:
+        raise MemgitError(f"git add failed: {err.strip()}")
+    if stage_only:
+        return None
+    # `--only` commits these paths' working-tree state and leaves the user's other staged
+    # work staged and uncommitted.
+    status, out, err = _execute(repo, ["commit", "--only", "--quiet", "-m", message, *spec], stdin=pathspec)
     if status != 0 and ("nothing to commit" in out + err or "nothing added to commit" in out + err):
         return None  # the files already say this
     if status != 0:
@@ -265,3 +297,11 @@ def tracked(repo: Repo, path: Path) -> bool:
     """Whether git knows `path` (committed or staged)."""
     rel = os.path.relpath(path, repo.root)
     return _run(["ls-files", "--error-unmatch", "--", rel], repo.root).returncode == 0
+
+
+def untracked(repo: Repo, under: Path) -> list[str]:
+    """Files under `under` that git does not track and does not ignore, relative to `under`."""
+    rel = os.path.relpath(under, repo.root)
+    result = _run(["ls-files", "--others", "--exclude-standard", "-z", "--", rel], repo.root)
+    prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+    return [p.removeprefix(prefix) for p in result.stdout.split("\0") if p]

@@ -1,15 +1,18 @@
-"""A memory's history: its commits, and what each changed in its front-matter."""
+"""A memory's history: its commits, what each changed in its front-matter, and rollback."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memgit import gitrepo
 from memgit import memory as fmt
+from memgit.errors import MemgitError
 from memgit.memory import Memory
+from memgit.store import Store
+from memgit.writer import Writer
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,41 @@ def field_changes(old: Memory | None, new: Memory | None) -> dict[str, tuple[Any
 
 def _body(memory: Memory | None) -> str | None:
     return memory.body if memory is not None else None
+
+
+def rollback(writer: Writer, store: Store, ref: str, to: str, *, commit: bool,
+             current: Callable[[], Memory]) -> Memory | None:
+    """Restore a memory (`current()` finds it; a deleted one is looked up by its id at `to`)
+    to its content at revision `to`, as one change set. None when it is already so.
+    Call under `writer.writing()`."""
+    repo = writer.repo()
+    sha = gitrepo.resolve(repo, to)
+    under = os.path.relpath(store.root, repo.root)
+    now: Memory | None
+    try:
+        now = current()
+    except MemgitError:
+        now = None  # deleted (forget --hard)? Look for it at `to`.
+        if not fmt.ID_RE.match(ref.strip()):
+            raise
+    memory_id = now.id if now else ref.strip()
+    version = version_at(repo, sha, memory_id, under, now.path if now else None)
+    if version is None:
+        raise MemgitError(f"{memory_id} did not exist at {to}; see 'memgit history {memory_id}'")
+    data, found = version
+    rel = now.path if now else Path(os.path.relpath(repo.root / found, store.root)).as_posix()
+    old = fmt.parse(data, rel, store.kinds)
+    if old.id != memory_id:
+        raise MemgitError(f"at {to} that file held {old.id}, not {memory_id}")
+    target = store.path_of(rel)
+    if now is None and target.exists():
+        rel = store.new_path(old)
+        target = store.path_of(rel)
+    if target.exists() and target.read_bytes() == data:
+        return None
+    verb = "roll back" if now else "restore"
+    title = old.title if len(old.title) <= 60 else old.title[:59] + "…"
+    change = writer.change(f'memory: {verb} "{title}" to {sha[:10]}', commit)
+    change.write(rel, data.decode("utf-8"))
+    writer.land(change)
+    return replace(old, path=rel)

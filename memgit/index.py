@@ -10,7 +10,7 @@ Change detection (`sync`) needs no hook: folder mtimes plus a rolling stat, cont
 to confirm; see `memgit.changes` for how and what it costs.
 
 Keyword search: FTS5 with `porter unicode61` (+2 points recall@5 over plain `unicode61`
-in the issue's measurement) and CJK pre-segmented into bigrams by `memgit.fts`. On
+on the development sets) and CJK pre-segmented into bigrams by `memgit.fts`. On
 tests/data/cjk (50 memories, 30 zh/ja/ko/mixed questions), FTS5 recall@5 was: plain
 `unicode61` 0.283, `trigram` 0.517, bigrams (this) 0.950; unigrams added to the bigrams
 changed nothing and double the CJK postings. The channel queries are in
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit import changes, channels, fts
+from memgit import memory as fmt
 from memgit import sqlite as sq
 from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
@@ -432,6 +433,18 @@ class Index:
         rows = self.db.guard(lambda: self.conn.execute(
             f"SELECT id, rel FROM memories WHERE {where} ORDER BY id LIMIT 9", args(ref)).fetchall())
         return [(str(r[0]), str(r[1])) for r in rows]
+
+    def same_text(self, title: str, body: str) -> list[Memory]:
+        """Active memories whose text is `title` + `body` up to case, spacing and end
+        punctuation (`memory.normalized_text`), found through the title index."""
+        key = fmt.normalized_text(title, body)
+        title_key = title.strip().casefold()
+        # Without a body, end punctuation of the title does not count: "Use X." is "Use X".
+        stem = title_key.rstrip(" .!;:") if not body.strip() else title_key
+        rows = self.db.guard(lambda: self.conn.execute(
+            f"SELECT {self._COLUMNS} FROM memories WHERE title_key >= ? AND title_key < ? AND status = 'active'",
+            (stem, stem + "\U0010ffff")).fetchall())
+        return [m for m in map(_row_memory, rows) if fmt.normalized_text(m.title, m.body) == key]
 
     # -- status ----------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any, Mapping
+from typing import Any, Container, Mapping
 
 from memgit.errors import MemgitError
 
@@ -428,7 +428,7 @@ def dump(memory: Memory) -> str:
 # -- helpers used by the store -----------------------------------------------------------
 
 
-def new_id(taken: set[str] | frozenset[str] = frozenset()) -> str:
+def new_id(taken: Container[str] = frozenset()) -> str:
     """A short readable id, unique among `taken`."""
     for size in (3, 3, 4, 4, 5, 8):
         candidate = "m-" + secrets.token_hex(size)

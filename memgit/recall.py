@@ -3,8 +3,8 @@
 `recall()` asks the index for candidates from each channel, fuses them with
 `ranking.fuse`, puts a memory the query names exactly (by id or title) first, keeps to the
 task, drops what scores under the relevance floor and fits the rest into a token budget.
-`format_markdown()` renders hits for injection into an agent's context, and
-`record_recall()` notes which memories each recall returned (local state, never committed).
+`record_recall()` notes which memories each recall returned (local state, never committed);
+`memgit.inject` turns hits into what an agent is given.
 """
 
 from __future__ import annotations
@@ -35,10 +35,6 @@ POOL = 50
 #: 64 distinct words, so a pasted log beyond this only costs time.
 MAX_QUERY_CHARS = 20_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-#: Tokens one injected memory may take (the brief: about 200).
-PER_MEMORY = 200
 
 
 @dataclass(frozen=True)
@@ -144,7 +140,9 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         for r in ordered if r.id in memories
     ]
     if budget_tokens is not None:
-        hits = _within_budget(hits, budget_tokens)
+        from memgit.inject import fit
+
+        hits = list(fit(hits, budget_tokens).hits)
     return hits
 
 
@@ -153,108 +151,6 @@ def _candidate_ids(channels: Channels) -> list[str]:
     for candidates in (channels.keyword, channels.vector, channels.anchor):
         ids.extend(mid for mid, _ in candidates or ())
     return list(dict.fromkeys(ids))
-
-
-def _within_budget(hits: list[Hit], budget: int, per_memory: int = PER_MEMORY) -> list[Hit]:
-    """The best hits whose rendering (each cut to fit, as `format_markdown` does) fits."""
-    kept: list[Hit] = []
-    used = 0
-    for hit in hits:
-        room = min(per_memory, budget - used)
-        cost = count_tokens(render_hit(hit, room)) if room > 0 else 1
-        if cost > room:
-            break
-        kept.append(hit)
-        used += cost + 1
-    return kept
-
-
-def _anchors_of(memory: Memory, limit: int = 8) -> list[str]:
-    """The anchors worth keeping when a body is cut: front-matter ones first, then paths
-    and `path::symbol`, then dotted or snake_case names, then the rest, each in text order."""
-    declared = [a for a in (memory.entity, *memory.files, *memory.symbols) if a]
-
-    def rank(anchor: str) -> int:
-        if "/" in anchor or "::" in anchor:
-            return 1
-        return 2 if ("." in anchor or "_" in anchor) else 3
-
-    found = sorted(extract_anchors(memory.body), key=rank)  # stable: text order within a rank
-    out: dict[str, str] = {}
-    for anchor in (*declared, *found):
-        out.setdefault(anchor.lower(), anchor)
-    return list(out.values())[:limit]
-
-
-def render_hit(hit: Hit, per_memory: int | None = None) -> str:
-    """One hit as Markdown: a heading with title, id and kind, its anchors, then the body.
-
-    With `per_memory`, the whole fits in about that many tokens: the body is cut (at a
-    word) first, then anchors are dropped from the end, then the id line; the title stays.
-    """
-    m = hit.memory
-    title = f"### {m.title}"
-    head = f"{title}\n`{m.id}` · {m.kind} · {hit.path}"
-    room = per_memory
-    if room is not None and count_tokens(head) > room:
-        head = title if count_tokens(title) <= room else "### " + _cut(m.title, room - 1)
-    anchors = _anchors_of(m)
-    while anchors:
-        line = "Anchors: " + ", ".join(f"`{a}`" for a in anchors)
-        # Anchors may take up to half of what the heading leaves: the body matters too.
-        if room is None or count_tokens(line) <= (room - count_tokens(head)) // 2:
-            head += "\n" + line
-            break
-        anchors = anchors[:-1]
-    body = m.body.strip()
-    if not body:
-        return head
-    if room is not None:
-        body = _cut(body, room - count_tokens(head) - 1)
-        if not body:
-            return head
-    return f"{head}\n{body}"
-
-
-def _cut(text: str, tokens: int) -> str:
-    """`text` cut at a word boundary to at most `tokens` tokens (with an ellipsis if cut)."""
-    if tokens <= 0:
-        return ""
-    if count_tokens(text) <= tokens:
-        return text
-    low, high = 0, len(text)
-    while low < high:  # the longest prefix that fits, leaving one token for the ellipsis
-        mid = (low + high + 1) // 2
-        if count_tokens(text[:mid]) <= tokens - 1:
-            low = mid
-        else:
-            high = mid - 1
-    cut = text[:low]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space > len(cut) * 0.6:
-        cut = cut[:space]
-    return cut.rstrip() + " …" if cut.strip() else ""
-
-
-def format_markdown(hits: Sequence[Hit], budget: int = 600, per_memory: int = PER_MEMORY,
-                    k: int | None = None) -> str:
-    """Hits rendered for injection into an agent: at most `k`, each within ~`per_memory`
-    tokens (title and anchors kept, body cut), the whole within `budget` tokens.
-    An empty string when there is nothing to inject."""
-    header = "## Memories recalled by memgit"
-    used = count_tokens(header)
-    parts = [header]
-    for hit in list(hits)[: k if k is not None else len(hits)]:
-        room = min(per_memory, budget - used - 1)
-        if room <= 0:
-            break
-        text = render_hit(hit, room)
-        cost = count_tokens(text)
-        if cost > room:  # not even the title and anchors fit
-            break
-        parts.append(text)
-        used += cost + 1
-    return "\n\n".join(parts) + "\n" if len(parts) > 1 else ""
 
 
 # -- usage log ----------------------------------------------------------------------------

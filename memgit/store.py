@@ -111,12 +111,12 @@ class Store:
 
     # -- writing -------------------------------------------------------------------------
 
-    def new_path(self, memory: Memory) -> str:
-        """A file name for a new memory that no existing file uses."""
+    def new_path(self, memory: Memory, taken: set[str] | frozenset[str] = frozenset()) -> str:
+        """A file name for a new memory that no existing file (nor one in `taken`) uses."""
         name = fmt.file_name(memory)
         rel = name
         counter = 2
-        while (self.root / rel).exists():
+        while rel in taken or (self.root / rel).exists():
             rel = f"{name[:-3]}-{counter}.md"
             counter += 1
         return rel

@@ -4,13 +4,19 @@ Import is faithful: every valid line becomes one memory and keeps its `id` (or g
 outside stay valid) and its unknown fields. Over-budget bodies and exact duplicates are
 imported with a warning; a line that is invalid, reuses an existing id, or looks like a
 secret is reported with its line number and skipped.
+
+Import is idempotent: a line whose memory is already in the store (same id and text, or no id
+and the same text) is counted as already present, so running an import again — after it was
+interrupted, or by mistake — adds nothing twice. A line without an id gets one derived from
+its text, so the same line gets the same id on every run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from memgit import memory as fmt
 from memgit.credentials import find_secrets
@@ -27,6 +33,7 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     over_budget: int = 0
     duplicates: int = 0
+    present: int = 0
     commit: str | None = None
 
 
@@ -41,7 +48,8 @@ def plan_import(
 ) -> tuple[list[Memory], ImportReport]:
     """The memories to write for `lines`, and the report of what was skipped or warned."""
     report = ImportReport()
-    ids = {m.id for m in existing}
+    by_id = {m.id: fmt.normalized_text(m.title, m.body) for m in existing}
+    ids = set(by_id)
     texts = {fmt.normalized_text(m.title, m.body) for m in existing if m.active}
     planned: list[Memory] = []
     for number, raw in enumerate(lines, start=1):
@@ -55,19 +63,22 @@ def plan_import(
         if not line.strip():
             continue
         try:
-            memory = memory_from_json(line, kinds, new_id=lambda: fmt.new_id(ids))
+            memory, derived = memory_from_json(line, kinds, known=by_id)
         except MemgitError as exc:
             report.skipped.append(f"line {number}: {exc}")
             continue
+        key = fmt.normalized_text(memory.title, memory.body)
+        if by_id.get(memory.id) == key or (derived and key in texts):
+            report.present += 1
+            continue
         if memory.id in ids:
-            report.skipped.append(f"line {number}: id {memory.id!r} already exists")
+            report.skipped.append(f"line {number}: id {memory.id!r} already exists with another text")
             continue
         if not allow_secret:
             secrets = find_secrets(f"{memory.title}\n{memory.body}")
             if secrets:
                 report.skipped.append(f"line {number}: looks like a secret ({secrets[0].pattern}); use --allow-secret")
                 continue
-        key = fmt.normalized_text(memory.title, memory.body)
         if key in texts:
             report.duplicates += 1
             report.warnings.append(f"line {number}: same text as an existing memory (imported anyway)")
@@ -75,15 +86,17 @@ def plan_import(
             report.over_budget += 1
         texts.add(key)
         ids.add(memory.id)
+        by_id[memory.id] = key
         planned.append(memory)
     report.imported = len(planned)
     return planned, report
 
 
-def memory_from_json(line: str, kinds: tuple[str, ...], new_id: Callable[[], str] = fmt.new_id) -> Memory:
-    """One JSON Lines record as a Memory, validated exactly like a memory file.
-
-    A record without an `id` (from another tool) gets a new one.
+def memory_from_json(
+    line: str, kinds: tuple[str, ...], known: Mapping[str, str] | None = None
+) -> tuple[Memory, bool]:
+    """One JSON Lines record as a Memory, validated exactly like a memory file, and whether
+    its id was derived (the record had none, e.g. from another tool).
     """
     try:
         data = json.loads(line)
@@ -98,11 +111,27 @@ def memory_from_json(line: str, kinds: tuple[str, ...], new_id: Callable[[], str
     meta = {k: v for k, v in data.items() if v is not None and v != [] and v != ""}
     if not meta.get("title") and not body.strip():
         raise MemgitError("a memory needs a title or a body")
-    if "id" not in meta:
-        meta = {"id": new_id(), **meta}
+    derived = "id" not in meta
+    if derived:
+        meta = {"id": content_id(str(meta.get("title", "")), body, known or {}), **meta}
     # JSON is YAML, so the record goes through the same parser and checks as a file.
     text = "---\n" + json.dumps(meta, ensure_ascii=False) + "\n---\n\n" + body
     memory, problems = fmt.check(text, f"{meta['id']}.md", kinds)
     if memory is None or problems:
         raise MemgitError(problems[0].message if problems else "unreadable")
-    return memory
+    return memory, derived
+
+
+def content_id(title: str, body: str, known: Mapping[str, str]) -> str:
+    """An id from a memory's text: the same text gets the same id on every import.
+
+    `known` maps the ids in use to their normalised text; an id held by another text is
+    passed over for a longer one.
+    """
+    key = fmt.normalized_text(title, body)
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    for size in (8, 12, 16):
+        candidate = f"m-{digest[:size]}"
+        if known.get(candidate, key) == key:
+            return candidate
+    return fmt.new_id(set(known))

@@ -116,6 +116,9 @@ def test_lint_lists_every_problem(repo: Path) -> None:
     (repo / ".memory" / "a.md").write_text("---\ntitle: t\nconfidence: 2\nkind: rumour\n---\n")
     (repo / ".memory" / "b.md").write_text("---\ntitle: [\n---\n")
     result = run("lint", cwd=repo)
+    assert result.stdout.startswith("a.md: git does not track this file, so teammates do not get it")
+    subprocess.run(["git", "add", ".memory"], cwd=repo, check=True)
+    result = run("lint", cwd=repo)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
         "a.md:3: 'confidence' is 2; it must be from 0 to 1",

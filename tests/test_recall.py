@@ -14,7 +14,8 @@ from memgit.embedders import embedder_available
 from memgit.errors import MemgitError
 from memgit.index import Index
 from memgit.memory import Memory, count_tokens
-from memgit.recall import Hit, format_markdown, recall, record_recall, render_hit
+from memgit.inject import format_markdown, render_hit
+from memgit.recall import Hit, recall, record_recall
 from memgit.store import Store
 
 CONFIG = Config()

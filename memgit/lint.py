@@ -1,0 +1,62 @@
+"""Checking the store: every problem in every memory file, and what git has not got yet.
+
+Reading is liberal elsewhere (a file with one odd field is still recalled); here every
+oddity is named with its file and line, and so is a memory file git does not track — a
+teammate's clone would not have it.
+"""
+
+from __future__ import annotations
+
+from memgit import gitrepo
+from memgit import memory as fmt
+from memgit.memory import Problem
+from memgit.store import Store
+from memgit.writer import Writer
+
+
+def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True) -> list[Problem]:
+    """Every problem in the store; with `fix`, write path-derived ids into hand-written files
+    (and finish a change set a killed command left)."""
+    loaded = store.load()
+    problems = list(loaded.problems)
+    to_fix: list[str] = []
+    for memory in loaded.memories:
+        if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
+            to_fix.append(memory.path)
+        for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
+            problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+    if fix and (to_fix or writer.interrupted()):
+        with writer.writing():  # finishes an interrupted change set first
+            change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
+            for rel in to_fix:
+                change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
+            writer.land(change)
+    problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
+    problems.sort(key=lambda p: (p.path, p.line))
+    return problems
+
+
+def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
+    """Memory files git does not track, among `memory_files`."""
+    repo = writer.repository
+    if repo is None:
+        return []
+    interrupted = writer.interrupted()
+    pending = set(interrupted.change.ops) if interrupted else set()
+    problems = []
+    for rel in gitrepo.untracked(repo, writer.memory_dir):
+        if rel not in memory_files:
+            continue
+        if interrupted is not None and rel in pending:
+            why = (f"written by an interrupted {interrupted.summary} and not committed; "
+                   "the next memgit write (or 'memgit lint --fix') finishes it")
+        else:
+            why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
+        problems.append(Problem(rel, 0, why))
+    return problems
+
+
+def _find_secrets(text: str) -> list:  # type: ignore[type-arg]
+    from memgit.credentials import find_secrets
+
+    return find_secrets(text)

@@ -1,0 +1,125 @@
+"""The one way memgit changes memory files: lock, finish, write a change set, commit.
+
+Every write verb goes through a `Writer`: it refuses early when there is nowhere to commit,
+takes the repository's write lock (with a timeout), first finishes whatever change set a
+killed command left half-written, then lands the new change set as one commit (or one
+staged change).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from memgit import changeset, gitrepo
+from memgit import memory as fmt
+from memgit.errors import MemgitError
+from memgit.memory import Memory
+from memgit.store import Store
+
+Warn = Callable[[str], None]
+
+
+class Writer:
+    """Writes for one memory folder in one repository (None: reads only)."""
+
+    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, store: Callable[[], Store], warn: Warn) -> None:
+        self.memory_dir = memory_dir
+        self._repo = repo
+        self._store = store
+        self.warn = warn
+
+    @property
+    def repository(self) -> gitrepo.Repo | None:
+        """The repository, or None for a folder outside git (reads only)."""
+        return self._repo
+
+    def repo(self) -> gitrepo.Repo:
+        """The repository to commit in; refuses before anything is written when it can't."""
+        if self._repo is None:
+            raise MemgitError(
+                f"{self.memory_dir} is not inside a git repository: changes are commits, "
+                "so run 'git init' first (reads work anywhere)"
+            )
+        real = Path(os.path.realpath(self.memory_dir))
+        if real != self._repo.root and self._repo.root not in real.parents:
+            raise MemgitError(
+                f"{self.memory_dir} leads outside the repository ({real}); memgit only writes "
+                "memories it can commit in the repository"
+            )
+        busy = gitrepo.busy(self._repo)
+        if busy:
+            raise MemgitError(busy)
+        return self._repo
+
+    def commit(self, paths: Sequence[Path], message: str, commit: bool) -> str | None:
+        """Commit (or with `commit=False` stage) exactly `paths`."""
+        repo = self.repo()
+        sha = gitrepo.commit(repo, paths, message, stage_only=not commit)
+        if sha and gitrepo.detached(repo):
+            self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
+        return sha
+
+    @contextmanager
+    def writing(self) -> Iterator[gitrepo.Repo]:
+        """The write lock, once whatever an interrupted memgit write left behind is finished."""
+        repo = self.repo()
+        with gitrepo.write_lock(repo):
+            self.recover()
+            yield repo
+
+    def journal(self) -> Path:
+        return self.repo().git_dir / "memgit" / changeset.JOURNAL_NAME
+
+    def interrupted(self) -> changeset.Pending | None:
+        """The change set a killed command left unfinished, if any (read only)."""
+        if self._repo is None:
+            return None
+        return changeset.pending(self.journal(), self._store().kinds, clean=False)
+
+    def recover(self) -> None:
+        """Finish a change set a killed command left half-written (under the write lock)."""
+        journal = self.journal()
+        for tmp in journal.parent.glob(f".{journal.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)  # a journal that was never complete: nothing was touched
+        found = changeset.pending(journal, self._store().kinds)
+        if found is None:
+            return
+        for folder in {found.change.store.path_of(rel).parent for rel in found.change.ops}:
+            for tmp in folder.glob(".tmp-*.md"):
+                tmp.unlink(missing_ok=True)  # half-written files of the interrupted command
+        sha, left = changeset.finish(found, self.commit)
+        done = f"committed {sha[:10]}" if sha else "nothing left to commit"
+        self.warn(f"finished an interrupted change {found.summary}: {done}")
+        for rel in left:
+            self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
+
+    def change(self, message: str, commit: bool = True) -> changeset.ChangeSet:
+        return changeset.ChangeSet(self._store(), message, commit)
+
+    def land(self, change: changeset.ChangeSet) -> str | None:
+        """Write and commit a change set as one (call inside `writing()`)."""
+        return change.land(self.journal(), self.commit)
+
+    def text_of(self, memory: Memory) -> str:
+        """The file text memgit writes for `memory`, checked to read back exactly."""
+        text = fmt.dump(memory)
+        fmt.parse(text, memory.path, self._store().kinds)
+        return text
+
+
+def check_fields(kinds: Sequence[str], **fields: object) -> None:
+    """memgit's own writes are strict: refuse a value the format does not allow."""
+    source, kind = fields.get("source"), fields.get("kind")
+    if source is not None and source not in fmt.SOURCES:
+        raise MemgitError(f"unknown source {source!r}; use one of {', '.join(fmt.SOURCES)}")
+    if kind is not None and kind not in kinds:
+        raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(kinds)}")
+    task_id = fields.get("task_id")
+    if task_id is not None and "\n" in str(task_id):
+        raise MemgitError("task id must be one line")
+    confidence = fields.get("confidence")
+    if isinstance(confidence, (int, float)) and not 0.0 <= confidence <= 1.0:
+        raise MemgitError(f"confidence {confidence} is outside 0..1")
