@@ -148,3 +148,24 @@ def test_import_embeds_what_it_imported_with_the_real_model(repo: Path, tmp_path
     info = json.loads(memgit(repo, "status", "--json", embedder="minilm").stdout)
     assert info["vectors"] == 5 and info["pending_vectors"] == 0
     assert info["embedding_in_background"] == "no"
+
+
+def test_the_real_model_catches_up_in_the_background(repo: Path) -> None:
+    """End to end with MiniLM: the job (started with -I, away from the current folder) loads the
+    installed model, and recall then has its vector channel."""
+    pytest.importorskip("onnxruntime")
+    assert memgit(repo, "init", embedder="minilm").returncode == 0
+    assert memgit(repo, "recall", "anything", embedder="minilm").returncode == 0
+    store = Store(repo / ".memory")
+    for i in range(50):
+        store.write(Memory(id=f"m-{i:06x}", title=f"Cache entry rule {i}",
+                           body=f"Entries of cache_{i} expire after {i + 1} minutes", path=f"c-{i}.md"))
+    result = memgit(repo, "recall", "how long are cached entries kept?", embedder="minilm")
+    assert "embedding 50 memories in the background" in result.stderr
+
+    def caught_up() -> bool:
+        return bool(json.loads(memgit(repo, "status", "--json", embedder="minilm").stdout)["pending_vectors"] == 0)
+
+    wait_for(caught_up, "MiniLM never caught up in the background")
+    explained = memgit(repo, "recall", "how long are cached entries kept?", "--explain", embedder="minilm")
+    assert "vector" in explained.stdout and "in the background" not in explained.stderr
