@@ -1,23 +1,36 @@
 #!/usr/bin/env python3
 """Recall quality of memgit on the shared development sets, per channel and fused.
 
-    python benchmarks/quality.py [SET ...] [--embedder minilm|none] [--keep DIR]
+    python benchmarks/quality.py [SET ...] [--data DIR] [--embedder minilm|none]
+                                 [--after import|reindex|both|pull] [--keep DIR]
                                  [--limit-queries N] [--json OUT]
 
-SET is a folder of the eval directory (default: all four, cosqa last):
-codemem-pytest, devmembench, devmembench/round-unit, cosqa. The eval directory is
-$MEMGIT_EVAL_DIR, else ../shared/eval next to the repository root.
+SET is a folder of the development sets directory, passed with --data (default:
+$MEMGIT_EVAL_DIR, else shared/eval in the folder that holds the checkout): codemem-pytest,
+devmembench, devmembench/round-unit, cosqa (default: all four, cosqa last). The README
+says what each set is, where it comes from and how to rebuild it.
 
-What it does, per set:
+Each set is measured in two states (--after, default both):
+
+- "import": straight after `memgit import`, what a user gets out of the box: no
+  `reindex`, so recall works with whatever vectors the import and recall's own
+  in-call embedding (at most `AUTO_EMBED_MAX` pending memories) produced;
+- "reindex": after every memory is embedded (step 2 below);
+- "pull" (only when asked): every other memory imported and embedded, then the rest
+  imported and not embedded, as after a `git pull` brings a teammate's memories.
+
+What it does, per set and state:
 
 1. Build a repository the way a user would, through the CLI: `git init`, `memgit init`,
    `memgit import --allow-secret memories.jsonl` (one commit; the sets quote code, so
    some memories look like credentials). The repository lives in a temporary folder, or
-   in --keep DIR/<set>-<embedder>/repo so that a rerun reuses it and its index
+   in --keep DIR/<set>-<embedder>-<state>/repo so that a rerun reuses it and its index
    (<repo>/.git/memgit/index.db); a changed memories.jsonl rebuilds it.
-2. Index it in-process with the library: `mem.index.sync(embed="all")` embeds every
-   memory (MiniLM, resumable; progress on stderr), or keywords + anchors only with
-   --embedder none (MEMGIT_INDEX_EMBEDDER is set for this process).
+2. After "reindex", index it in-process with the library: `mem.index.sync(embed="all")`
+   embeds every memory (MiniLM, resumable; progress on stderr), or keywords + anchors
+   only with --embedder none (MEMGIT_INDEX_EMBEDDER is set for this process). After
+   "import", the repository is always imported afresh (a kept one would hold the
+   vectors earlier recalls embedded) and nothing is indexed before the first recall.
 3. Run every query (queries with an empty gold list are skipped, as the scorer does)
    through `memgit.open(repo).recall(query, k=10, min_score=0)` -> the fused ranking,
    and through `mem.index.search(query, limit=50)` -> each channel alone, ranked by
@@ -29,11 +42,11 @@ What it does, per set:
    by path): R@1/5/10 = fraction of gold in the top k, MRR@10, NDCG@10 (binary gains),
    overall and by the query's `type` field, and print them next to the FTS5 BM25
    baseline of the eval README (hard-coded below) with fused/baseline ratios and the
-   issue's targets (fused R@5 >= 0.51 on cosqa and >= 0.55 on codemem natural, never
+   quality targets (fused R@5 >= 0.51 on cosqa and >= 0.55 on codemem natural, never
    below the baseline).
 
 With --keep, each ranking is also written as a score.py run file
-(DIR/<set>-<embedder>/run-<ranker>.jsonl), so `python score.py queries.jsonl run.jsonl`
+(DIR/<set>-<embedder>-<state>/run-<ranker>.jsonl), so `python score.py queries.jsonl run.jsonl`
 can cross-check the figures. Results go to stdout, progress to stderr. Standard library
 and memgit only. Nothing is written into the memgit repository.
 """
@@ -60,7 +73,7 @@ SHOWN = ["R@1", "R@5", "R@10", "MRR@10", "NDCG@10"]
 SEARCH_LIMIT = 50
 
 # FTS5 BM25 baselines (SQLite FTS5 bm25(), unicode61, columns title/body/entity, query
-# words quoted and OR-ed), copied from /work/shared/eval/README.md ("FTS5 BM25
+# words quoted and OR-ed), copied from the development sets' README ("FTS5 BM25
 # baselines") and the per-type rows of codemem-pytest/README.md ("FTS5 baseline") and
 # devmembench/README.md ("Session unit by type (R@5)"). None = not published.
 BASELINE: dict[str, dict[str, dict[str, float | None]]] = {
@@ -87,7 +100,7 @@ BASELINE: dict[str, dict[str, dict[str, float | None]]] = {
         "ALL": {"R@1": 0.228, "R@5": 0.442, "R@10": 0.532, "MRR@10": 0.320, "NDCG@10": 0.370},
     },
 }
-# Targets from the issue ("Quality: measured, not assumed"): fused R@5 at these values,
+# Quality targets memgit set itself: fused R@5 at these values,
 # and never below the baseline on any set or query type.
 TARGETS = {("cosqa", "ALL"): 0.51, ("codemem-pytest", "natural"): 0.55}
 
@@ -136,13 +149,14 @@ def run(cmd: list[str], cwd: Path) -> None:
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
 
 
-def build_repo(set_dir: Path, work: Path) -> Path:
-    """A git repository with the set imported through the CLI; reused when up to date."""
+def build_repo(set_dir: Path, work: Path, reuse: bool = True, source: Path | None = None) -> Path:
+    """A git repository with the set (or `source`) imported through the CLI; reused when
+    up to date (and `reuse`)."""
     repo = work / "repo"
     stamp = work / "source.sha256"
-    source = set_dir / "memories.jsonl"
+    source = source or set_dir / "memories.jsonl"
     want = file_sha(source)
-    if repo.is_dir() and stamp.is_file() and stamp.read_text().strip() == want:
+    if reuse and repo.is_dir() and stamp.is_file() and stamp.read_text().strip() == want:
         log(f"reusing {repo}")
         return repo
     if repo.exists():
@@ -188,18 +202,31 @@ def channel_ids(candidates) -> list[str] | None:
 
 
 def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | None, scorer,
-             keep: bool) -> dict:
+             keep: bool, after: str = "reindex") -> dict:
+    """Every query of one set, in the state `after` ("import" or "reindex"), scored."""
     import memgit
 
-    repo = build_repo(set_dir, work)
-    mem = memgit.open(repo)
     started = time.perf_counter()
-    report = mem.index.sync(embed="none" if embedder == "none" else "all",
-                            progress=progress_printer(name))
+    if after == "pull":  # every other memory embedded, then the rest arrive without vectors
+        lines = (set_dir / "memories.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+        (work / "first.jsonl").write_text("".join(lines[0::2]), encoding="utf-8")
+        (work / "second.jsonl").write_text("".join(lines[1::2]), encoding="utf-8")
+        repo = build_repo(set_dir, work, reuse=False, source=work / "first.jsonl")
+        memgit.open(repo).index.sync(embed="none" if embedder == "none" else "all",
+                                     progress=progress_printer(name))
+        run([*memgit_cli(), "import", "--allow-secret", str(work / "second.jsonl")], repo)
+    else:
+        repo = build_repo(set_dir, work, reuse=after == "reindex")
+    mem = memgit.open(repo)
+    if after == "reindex":
+        report = mem.index.sync(embed="none" if embedder == "none" else "all",
+                                progress=progress_printer(name))
+    else:  # as imported (or pulled): recall's own sync (embed="auto") is all that runs
+        report = mem.index.sync(embed="none")
     status = mem.index.status()
     vectors_on = status.get("vectors_reason") is None
     n_vectors = status["memories"] - status.get("pending_vectors", 0) if vectors_on else 0
-    log(f"{name}: index ready in {time.perf_counter() - started:.1f}s "
+    log(f"{name} after {after}: index ready in {time.perf_counter() - started:.1f}s "
         f"({status['memories']} memories, {n_vectors} vectors, "
         f"+{report.added} ~{report.changed} -{report.removed})")
     if embedder != "none" and not vectors_on:
@@ -233,6 +260,8 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
         if n % 100 == 0 or n == len(queries):
             log(f"{name}: {n}/{len(queries)} queries")
 
+    end = mem.index.status()  # after "import", recalls may have embedded a few
+    n_vectors_end = end["memories"] - end.get("pending_vectors", 0) if vectors_on else 0
     if keep:
         for ranker, ranked in runs.items():
             with open(work / f"run-{ranker}.jsonl", "w", encoding="utf-8") as fh:
@@ -252,7 +281,8 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
             table[group][ranker] = {m: sum(r[m] for r in rows) / len(rows) for m in scorer.METRICS}
         table[group]["n"] = len(members)  # type: ignore[assignment]
     return {
-        "set": name, "memories": status["memories"], "vectors": vectors_on, "vector_count": n_vectors,
+        "set": name, "after": after, "memories": status["memories"], "vectors": vectors_on, "vector_count": n_vectors,
+        "vector_count_end": n_vectors_end,
         "vectors_reason": status.get("vectors_reason"), "embedder": embedder,
         "queries_scored": len(queries), "skipped_no_gold": skipped,
         "available": avail, "groups": table,
@@ -271,7 +301,9 @@ def print_set(result: dict) -> list[str]:
     base = BASELINE.get(name, {})
     misses: list[str] = []
     vec = "on" if result["vectors"] else f"off ({result['vectors_reason']})"
-    print(f"\n=== {name}: {result['memories']} memories, {result['queries_scored']} queries scored "
+    vec += f", {result['vector_count']} -> {result['vector_count_end']} vectors during the run"
+    print(f"\n=== {name} after {result['after']}: {result['memories']} memories, "
+          f"{result['queries_scored']} queries scored "
           f"({result['skipped_no_gold']} without gold skipped){' [--limit-queries]' if result['limited'] else ''}; "
           f"embedder {result['embedder']}, vectors {vec}; recall p50 {result['recall_ms']['p50']:.1f} ms, "
           f"p95 {result['recall_ms']['p95']:.1f} ms")
@@ -311,13 +343,35 @@ def print_set(result: dict) -> list[str]:
     return misses
 
 
+def print_summary(results: list[dict], states: list[str]) -> None:
+    """Fused R@5 per set (and codemem query type) in each state, side by side."""
+    by: dict[tuple[str, str], dict] = {(r["set"], r["after"]): r for r in results}
+    names = list(dict.fromkeys(r["set"] for r in results))
+    header = f"{'fused R@5':<32}" + "".join(f"{'after ' + s:>16}" for s in states)
+    print("\n" + header)
+    print("-" * len(header))
+    for name in names:
+        groups = ["ALL"] + sorted(g for g in by[(name, states[0])]["groups"] if g != "ALL")
+        for group in groups:
+            label = name if group == "ALL" else f"  {group}"
+            cells = [by[(name, s)]["groups"].get(group, {}).get("fused", {}).get("R@5") for s in states]
+            print(f"{label[:32]:<32}" + "".join(f"{fmt(c, 16)}" for c in cells))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Recall quality of memgit on the shared eval sets (per channel and fused), "
                     "next to the FTS5 baselines. See the module docstring for the method.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="sets: " + ", ".join(DEFAULT_SETS) + " (eval dir: $MEMGIT_EVAL_DIR or ../shared/eval)")
+        epilog="sets: " + ", ".join(DEFAULT_SETS))
     ap.add_argument("sets", nargs="*", metavar="SET", help="set folders (default: all four, cosqa last)")
+    ap.add_argument("--data", metavar="DIR", type=Path, default=eval_dir(),
+                    help="the development sets (with score.py); default $MEMGIT_EVAL_DIR, "
+                         "else shared/eval in the folder that holds the checkout")
+    ap.add_argument("--after", choices=["import", "reindex", "both", "pull"], default="both",
+                    help="measure straight after `memgit import` (out of the box), after every "
+                         "memory is embedded, or both (default); or after a pull: every other "
+                         "memory embedded, the rest imported after and not embedded")
     ap.add_argument("--embedder", choices=["minilm", "none"], default="minilm",
                     help="minilm: all three channels (default); none: keywords + anchors only")
     ap.add_argument("--keep", metavar="DIR", help="build (or reuse) the repositories and indexes here, "
@@ -326,9 +380,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="OUT", help="also write every figure as JSON here")
     args = ap.parse_args(argv)
 
-    folder = eval_dir()
+    folder = args.data.resolve()
     if not (folder / "score.py").is_file():
-        ap.error(f"no eval sets at {folder}: set MEMGIT_EVAL_DIR")
+        ap.error(f"no development sets at {folder} (no score.py): pass --data DIR")
     sets = args.sets or DEFAULT_SETS
     for s in sets:
         if not (folder / s / "memories.jsonl").is_file():
@@ -347,19 +401,23 @@ def main(argv: list[str] | None = None) -> int:
     else:
         temp = tempfile.mkdtemp(prefix="memgit-quality-")
         base = Path(temp)
+    states = ["import", "reindex"] if args.after == "both" else [args.after]
     results, misses = [], []
     try:
         for s in sets:
-            work = base / f"{s.replace('/', '__')}-{args.embedder}"
-            work.mkdir(parents=True, exist_ok=True)
-            log(f"{s}: working in {work}")
-            result = evaluate(s, folder / s, work, args.embedder, args.limit_queries, scorer, bool(args.keep))
-            results.append(result)
-            misses += print_set(result)
-            sys.stdout.flush()
+            for after in states:
+                work = base / f"{s.replace('/', '__')}-{args.embedder}-{after}"
+                work.mkdir(parents=True, exist_ok=True)
+                log(f"{s} after {after}: working in {work}")
+                result = evaluate(s, folder / s, work, args.embedder, args.limit_queries, scorer,
+                                  bool(args.keep), after)
+                results.append(result)
+                misses += [f"after {after}: {m}" for m in print_set(result)]
+                sys.stdout.flush()
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
+    print_summary(results, states)
     print("\nbelow baseline or target (fused):" if misses else "\nfused is at or above every baseline and target")
     for line in misses:
         print(f"  - {line}")

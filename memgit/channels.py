@@ -41,13 +41,27 @@ VECTOR_CANDIDATES_SHARE = 50
 VECTOR_CANDIDATES_MAX = 4096
 
 
+#: Not recalled by default (besides archived): a memory past its `expires` (compared by
+#: SQLite's julianday, so an offset or `Z` counts and a bare date means its midnight UTC; a
+#: value it cannot read never expires), and one whose id an active memory `supersedes`
+#: (through the partial index `memories_superseding`, so the subquery reads only the
+#: memories that supersede something).
+CURRENT = (
+    "m.status = 'active'",
+    "coalesce(julianday(m.expires) > julianday('now'), 1)",
+    "m.id NOT IN (SELECT j.value FROM memories s, json_each(s.supersedes) j "
+    "WHERE s.supersedes <> '[]' AND s.status = 'active' AND j.value <> s.id)",
+)
+
+
 def filter_sql(include_archived: bool, task_id: str | None,
                kinds: Sequence[str] | None) -> tuple[str, list[Any]]:
-    """The WHERE clause (on `memories m`) and its arguments for a search's filters."""
+    """The WHERE clause (on `memories m`) and its arguments for a search's filters:
+    without `include_archived`, only current memories (`CURRENT`)."""
     where: list[str] = []
     args: list[Any] = []
     if not include_archived:
-        where.append("m.status = 'active'")
+        where.extend(CURRENT)
     if task_id is not None:
         where.append("(m.task_id = ? OR m.task_id IS NULL)")
         args.append(task_id)
@@ -174,37 +188,82 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
     inside one SQL statement: no numpy on the recall path. The strengths are exact cosines
     either way; only which memories reach the top can differ.
 
-    The search cannot filter, so it takes 3 * limit + 10 and filters after; a task's own
-    memories are few and may miss the global top k, so they are also scored one by one.
+    The filter (status, task, kinds) costs a join per vector, so the search first runs
+    without it, takes 3 * limit + 10 and filters after; when that leaves fewer than `limit`
+    of a full take (a narrow filter: `--kind preference` among thousands of facts), it
+    runs again with the filter inside both stages. A task's own memories are few and may
+    miss the global top k, so they are also scored one by one.
     """
     k = min(4096, limit * 3 + 10)
     size = conn.execute("SELECT max(doc) FROM vectors").fetchone()[0] or 0
-    # A zero vector has no cosine (NULL): call it orthogonal to everything.
-    cosine = "coalesce(vec_distance_cosine(v.embedding, ?1), 1.0)"
-    if size <= VECTOR_EXACT_MAX or len(query_vector) % 32:  # no bits unless the dimension is a multiple of 8
-        rows = conn.execute(f"SELECT v.doc, {cosine} AS d FROM vectors v ORDER BY d, v.doc LIMIT ?2",
-                            (query_vector, k))
-    else:
-        rows = conn.execute(
-            f"SELECT v.doc, {cosine} AS d FROM vectors v WHERE v.doc IN ("
-            "SELECT doc FROM vector_bits WHERE bits IS NOT NULL "
-            "ORDER BY vec_distance_hamming(vec_bit(bits), vec_quantize_binary(?1)) LIMIT ?3) "
-            "ORDER BY d, v.doc LIMIT ?2", (query_vector, k, vector_candidates(size, limit, k)))
-    found: dict[int, float] = dict(rows)
+    found = _nearest(conn, query_vector, k, size, limit)
+    ids = _filtered(conn, found, where, args)
+    if where != "1" and len(ids) < limit and len(found) == k:
+        found = _nearest(conn, query_vector, k, size, limit, where, args)
+        ids = _filtered(conn, found, where, args)
     if task_id is not None:
         for doc, distance in conn.execute(
-                f"SELECT v.doc, {cosine} FROM vectors v "
+                f"SELECT v.doc, {_COSINE} FROM vectors v "
                 "WHERE v.doc IN (SELECT doc FROM memories WHERE task_id = ?2)",
                 (query_vector, task_id)):
             found[doc] = distance
-    if not found:
-        return []
-    marks = ",".join("?" * len(found))
-    ids = dict(conn.execute(
-        f"SELECT m.doc, m.id FROM memories m WHERE m.doc IN ({marks}) AND {where}", (*found, *args)))
+        ids = _filtered(conn, found, where, args)
     ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
                     key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
+
+
+#: A zero vector has no cosine (NULL): call it orthogonal to everything.
+_COSINE = "coalesce(vec_distance_cosine(v.embedding, ?1), 1.0)"
+
+
+def _nearest(conn: Any, query_vector: bytes, k: int, size: int, limit: int,
+             where: str = "1", args: Sequence[Any] = ()) -> dict[int, float]:
+    """The `k` docs nearest to the query (doc -> cosine distance), among those `where`
+    keeps (on `memories m`)."""
+    def keep(first: int) -> str:  # ?1 is the query vector, ?2 k, ?3 the hamming stage's size
+        return "" if where == "1" else " AND " + _numbered(where, first)
+
+    join = "" if where == "1" else "JOIN memories m ON m.doc = {}.doc"
+    if size <= VECTOR_EXACT_MAX or len(query_vector) % 32:  # no bits unless the dimension is a multiple of 8
+        rows = conn.execute(
+            f"SELECT v.doc, {_COSINE} AS d FROM vectors v {join.format('v')} WHERE 1{keep(3)} "
+            "ORDER BY d, v.doc LIMIT ?2", (query_vector, k, *args))
+    else:
+        rows = conn.execute(
+            f"SELECT v.doc, {_COSINE} AS d FROM vectors v WHERE v.doc IN ("
+            f"SELECT b.doc FROM vector_bits b {join.format('b')} WHERE b.bits IS NOT NULL{keep(4)} "
+            "ORDER BY vec_distance_hamming(vec_bit(b.bits), vec_quantize_binary(?1)) LIMIT ?3) "
+            "ORDER BY d, v.doc LIMIT ?2", (query_vector, k, vector_candidates(size, limit, k), *args))
+    return dict(rows)
+
+
+def _numbered(where: str, first: int) -> str:
+    """`where` with its anonymous `?` parameters numbered from `first`."""
+    parts = where.split("?")
+    return "".join(part + (f"?{first + n}" if n < len(parts) - 1 else "") for n, part in enumerate(parts))
+
+
+def _filtered(conn: Any, found: dict[int, float], where: str, args: list[Any]) -> dict[int, str]:
+    """doc -> id of the docs in `found` that `where` keeps."""
+    if not found:
+        return {}
+    marks = ",".join("?" * len(found))
+    return dict(conn.execute(
+        f"SELECT m.doc, m.id FROM memories m WHERE m.doc IN ({marks}) AND {where}", (*found, *args)))
+
+
+def vectorless(conn: Any, ids: Iterable[str]) -> frozenset[str]:
+    """Those of `ids` that have no vector yet (pending embedding): the vector channel
+    cannot judge them, so the fusion leaves it out for them (`ranking.Channels`)."""
+    ids = list(dict.fromkeys(ids))
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(
+            f"SELECT id FROM memories WHERE id IN ({marks}) AND vec_sha IS NULL", chunk))
+    return frozenset(found)
 
 
 def vector_candidates(size: int, limit: int, k: int) -> int:

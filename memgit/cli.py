@@ -422,7 +422,8 @@ def export(ctx: click.Context, active_only: bool) -> None:
 @click.option("--budget", type=click.IntRange(1), help="Token budget for what is printed (default: [inject] budget, 600, for markdown).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option("--all", "include_archived", is_flag=True, help="Include archived memories.")
-@click.option("--explain", is_flag=True, help="Show the score of every channel (keyword, vector, anchor).")
+@click.option("--explain", is_flag=True,
+              help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
@@ -458,7 +459,7 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
             click.echo(f"      {hit.path}")
             if explain:
                 channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
-                click.echo(f"      {channels or 'precise match'}")
+                click.echo(f"      relevance {hit.relevance:.2f}  {channels or 'precise match'}")
     if not hits:
         click.echo(reason, err=True)
 

@@ -361,7 +361,8 @@ class Index:
         kinds. A channel that cannot run is None (no vectors; for anchors, a query that
         names no path, symbol or identifier); one that ran and found nothing is empty.
         `exact` lists memories whose id equals the query, or whose title equals it
-        ignoring case. See `memgit.channels` for each channel's strength.
+        ignoring case; `channels.vectorless`, the keyword and anchor candidates with no
+        vector yet. See `memgit.channels` for each channel's strength.
         """
         found: Found = self.db.guard(lambda: self._search(query, limit, include_archived, task_id, kinds))
         return found
@@ -383,7 +384,9 @@ class Index:
             vector = (None if query_vector is None
                       else channels.vector(conn, query_vector, limit, where, args, task_id))
             exact = channels.exact(conn, query, where, args)
-        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor), exact)
+            vectorless = (frozenset() if vector is None else channels.vectorless(
+                conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
+        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact)
 
     # -- reading memories -----------------------------------------------------------------
 

@@ -2,16 +2,22 @@
 
 Two numbers per memory, for two different jobs:
 
-- `score` answers "is this relevant at all?": the weighted mean of the memory's channel
-  strengths, each already absolute in [0, 1] (see the channel contract in
-  docs/architecture.md), over the channels that were available. A relevance floor applies
-  to it and means the same thing for every query.
-- the *order* answers "which first?": by default ("minmax") a convex combination of each
-  channel's strengths min-max normalised within this query's candidates — so a channel's
-  best candidate counts fully whatever the scale of its strengths (Bruch et al., "An
-  Analysis of Fusion Functions for Hybrid Retrieval", 2022, found it beats RRF; on memgit's
-  development sets it did too: see benchmarks/quality.py); or weighted reciprocal-rank
-  fusion ("rrf"); or the score itself ("weighted").
+- `relevance` answers "is this relevant at all?": the weighted mean of the memory's
+  channel strengths, each already absolute in [0, 1] (see the channel contract in
+  docs/architecture.md), over the channels available *for that memory*. A relevance floor
+  applies to it and means the same thing for every query.
+- `score` answers "which first?", and the list is sorted by it: by default ("minmax") a
+  convex combination of each channel's strengths min-max normalised within this query's
+  candidates — so a channel's best candidate counts fully whatever the scale of its
+  strengths (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2022,
+  found it beats RRF; on memgit's development sets it did too: see benchmarks/quality.py);
+  or weighted reciprocal-rank fusion ("rrf") scaled so that first in every channel is 1;
+  or the relevance itself ("weighted"). It is relative to this query's candidates.
+
+A channel is available for a memory when it ran (not None) and, for the vector channel,
+when the memory has a vector: a memory written since the last embedding (e.g. brought by
+a `git pull`) is unknown to that channel, not a poor match, so both numbers are taken over
+its other channels (the weights renormalised) instead of counting its vector as 0.
 
 No I/O, standard library only, so it can be tested exhaustively.
 """
@@ -36,7 +42,7 @@ Candidates = Sequence[tuple[str, float]]
 class Weights:
     """How much each channel counts, and how their orders are fused (from the config).
 
-    Vector 0.6 and anchor 0.4 follow the brief (semantic 0.6, hard information 0.4); keyword
+    Vector 0.6 and anchor 0.4 are the starting design (semantic 0.6, hard information 0.4); keyword
     0.5 and "minmax" were chosen on a coarse grid over the development sets (README).
     """
 
@@ -64,31 +70,43 @@ class Channels:
 
     None means the channel is unavailable (vectors off): it is left out of the scores.
     An empty sequence means it ran and found nothing: it still counts.
+    `vectorless` are candidates that have no vector (not embedded yet): the vector channel
+    is unavailable for them alone.
     """
 
     keyword: Candidates | None = ()
     vector: Candidates | None = ()
     anchor: Candidates | None = ()
+    vectorless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class Ranked:
-    """One fused hit: its id, absolute score in [0, 1], and its strength per channel."""
+    """One fused hit: its id, its `score` in [0, 1] (what the list is sorted by, relative
+    to the query's candidates), its absolute `relevance` in [0, 1] (what the floor applies
+    to), and its strength per channel."""
 
     id: str
     score: float
+    relevance: float
     channels: Mapping[str, float] = field(default_factory=dict)  # only where it appeared
 
 
 def fuse(ch: Channels, w: Weights = Weights(), boosts: Mapping[str, float] | None = None) -> list[Ranked]:
-    """Fuse channel candidates into one ranked list, best first.
+    """Fuse channel candidates into one ranked list, sorted by `score`, best first.
 
-    `score` is the weighted mean of a memory's strengths over the available channels
-    (absent from an available channel counts as 0), times its boost, clipped to [0, 1].
-    Order: with "weighted", by boosted score; with "rrf", by Σ weight / (rrf_k + rank) times
-    the boost; with "minmax", by Σ weight × (strength − lowest) / (highest − lowest) over each
-    channel's candidates (1 when they are all equal) times the boost; then score, then id. Ranks come from the strengths (equal strengths share a
-    rank), so the order in which equal candidates arrive never matters.
+    For each memory, over the channels available for it (see the module docstring; absent
+    from an available channel counts as 0), with W the sum of their weights:
+
+    - `relevance` = Σ weight × strength / W, times its boost, clipped to [0, 1];
+    - `score`, by method: "weighted", the relevance; "rrf", Σ weight / (rrf_k + rank) /
+      (W / (rrf_k + 1)); "minmax", Σ weight × (strength − lowest) / (highest − lowest) / W
+      over each channel's candidates (1 when they are all equal); times the boost, clipped
+      to [0, 1].
+
+    Sorted by score, then relevance, then id (before clipping, so a boost above 1 still
+    orders). Ranks come from the strengths (equal strengths share a rank), so the order in
+    which equal candidates arrive never matters.
 
     `boosts` are per-id multipliers (>= 0): e.g. a precise title match, or 0.7 for a memory
     from another task when recall had to widen.
@@ -97,14 +115,14 @@ def fuse(ch: Channels, w: Weights = Weights(), boosts: Mapping[str, float] | Non
     weighted: dict[str, float] = {}
     rrf: dict[str, float] = {}
     convex: dict[str, float] = {}
-    total_weight = 0.0
+    present: list[tuple[str, float]] = []  # (name, weight) of the channels that ran
     k = w.rrf_k
     for name in CHANNELS:
         candidates: Candidates | None = getattr(ch, name)
         if candidates is None:
             continue  # unavailable: neither in the scores nor in their normaliser
         weight = float(getattr(w, name))
-        total_weight += weight
+        present.append((name, weight))
         ranked = _ranked(candidates)
         high = ranked[0][1] if ranked else 0.0
         low = ranked[-1][1] if ranked else 0.0
@@ -118,22 +136,35 @@ def fuse(ch: Channels, w: Weights = Weights(), boosts: Mapping[str, float] | Non
             rrf[memory_id] += weight / (k + rank)
             convex[memory_id] += weight * spread
 
-    order = {"rrf": rrf, "minmax": convex}.get(w.method)
+    total_weight = sum(weight for _, weight in present)
+    without_vector = sum(weight for name, weight in present if name != "vector")
     keyed: list[tuple[float, float, str]] = []
-    for memory_id, total in weighted.items():
+    for memory_id in strengths:
         boost = _boost(boosts, memory_id)
-        boosted = (total / total_weight if total_weight > 0 else 0.0) * boost  # unclipped: orders boosts > 1
-        keyed.append((-(order[memory_id] * boost) if order is not None else -boosted, -boosted, memory_id))
+        # Found by the vector channel means it has a vector, whatever `vectorless` says.
+        vectorless = memory_id in ch.vectorless and "vector" not in strengths[memory_id]
+        total = without_vector if vectorless else total_weight
+        if total <= 0:
+            keyed.append((-0.0, -0.0, memory_id))
+            continue
+        relevance = weighted[memory_id] / total * boost  # unclipped: orders boosts > 1
+        if w.method == "rrf":
+            order = rrf[memory_id] / (total / (k + 1)) * boost
+        elif w.method == "minmax":
+            order = convex[memory_id] / total * boost
+        else:
+            order = relevance
+        keyed.append((-order, -relevance, memory_id))
     keyed.sort()
     return [
-        Ranked(memory_id, min(1.0, max(0.0, -negative)), strengths[memory_id])
-        for _, negative, memory_id in keyed
+        Ranked(memory_id, _unit(-order), _unit(-relevance), strengths[memory_id])
+        for order, relevance, memory_id in keyed
     ]
 
 
 def apply_floor(ranked: Sequence[Ranked], min_score: float) -> list[Ranked]:
-    """The hits whose score reaches `min_score`, in the same order."""
-    return [hit for hit in ranked if hit.score >= min_score]
+    """The hits whose relevance reaches `min_score`, in the same order."""
+    return [hit for hit in ranked if hit.relevance >= min_score]
 
 
 def _ranked(candidates: Candidates) -> list[tuple[str, float, int]]:
@@ -154,6 +185,10 @@ def _ranked(candidates: Candidates) -> list[tuple[str, float, int]]:
             rank, previous = position, strength
         ranked.append((memory_id, strength, rank))
     return ranked
+
+
+def _unit(value: float) -> float:
+    return min(1.0, max(0.0, value))
 
 
 def _boost(boosts: Mapping[str, float] | None, memory_id: str) -> float:

@@ -2,7 +2,8 @@
 
 `recall()` asks the index for candidates from each channel, fuses them with
 `ranking.fuse`, puts a memory the query names exactly (by id or title) first, keeps to the
-task, drops what scores under the relevance floor and fits the rest into a token budget.
+task, drops what is under the relevance floor and fits the rest into a token budget.
+Archived, expired and superseded memories are left out unless `include_archived`.
 `record_recall()` notes which memories each recall returned (local state, never committed);
 `memgit.inject` turns hits into what an agent is given.
 """
@@ -39,12 +40,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 @dataclass(frozen=True)
 class Hit:
-    """One recalled memory, best first. `channels` holds each channel's strength (and
-    "exact": 1.0 for a precise id or title match); `path` is relative to the repository root."""
+    """One recalled memory. Hits come sorted by `score` (relative to the query's other
+    candidates: see `memgit.ranking`); `relevance` is the absolute score the floor applies
+    to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
+    title match); `path` is relative to the repository root."""
 
     id: str
     title: str
     score: float
+    relevance: float
     channels: Mapping[str, float]
     path: str
     memory: Memory = field(compare=False)
@@ -57,6 +61,7 @@ class Hit:
             "id": self.id,
             "title": self.title,
             "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
             "channels": {name: round(value, 4) for name, value in self.channels.items()},
             "path": self.path,
             "memory": memory,
@@ -89,6 +94,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
       scores above the floor, all memories, other tasks' scores times
       `config.recall_task_widen`.
     - `min_score`: the relevance floor (default `config.recall_min_score`; 0 turns it off).
+    - `include_archived`: also archived memories, expired ones and superseded ones (see
+      `channels.CURRENT`).
     - `budget_tokens`: keep hits, best first, while their rendered text (`render_hit`)
       fits in this many tokens; None means no budget.
     - `path_prefix` is put before each memory's path in the folder (e.g. ".memory/").
@@ -124,18 +131,19 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         if floor > 0:
             ranked = apply_floor(ranked, floor)
 
-    ordered: list[Ranked] = [Ranked(mid, 1.0, {"exact": 1.0}) for mid in exact]
+    ordered: list[Ranked] = [Ranked(mid, 1.0, 1.0, {"exact": 1.0}) for mid in exact]
     by_id = {r.id: r for r in ranked}
     for position, mid in enumerate(exact):
         if mid in by_id:  # keep the channel strengths for --explain
-            ordered[position] = Ranked(mid, 1.0, {**by_id[mid].channels, "exact": 1.0})
+            ordered[position] = Ranked(mid, 1.0, 1.0, {**by_id[mid].channels, "exact": 1.0})
     ordered += [r for r in ranked if r.id not in set(exact)]
     ordered = ordered[:k]
 
     missing = [r.id for r in ordered if r.id not in memories]
     memories.update(index.memories(missing))
     hits = [
-        Hit(id=r.id, title=memories[r.id].title, score=r.score, channels=dict(r.channels),
+        Hit(id=r.id, title=memories[r.id].title, score=r.score, relevance=r.relevance,
+            channels=dict(r.channels),
             path=path_prefix + memories[r.id].path, memory=memories[r.id])
         for r in ordered if r.id in memories
     ]

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 #: Bump when the schema changes; `migrate()` takes any older index up to it.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Milliseconds a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 5000
 #: FTS5 columns and their bm25() weights: a word in the title counts three times one in the body.
@@ -37,6 +37,9 @@ VECTOR_TABLES = (
     "CREATE TABLE vectors (doc INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
     "CREATE TABLE vector_bits (doc INTEGER PRIMARY KEY, bits BLOB)",
 )
+#: The memories that supersede others, few: what recall's "superseded" filter reads.
+SUPERSEDING_INDEX = ("CREATE INDEX IF NOT EXISTS memories_superseding ON memories (supersedes) "
+                     "WHERE supersedes <> '[]'")
 #: The sign bits of the float32 vector bound to `?1` (NULL if its dimension is not a multiple of 8).
 BITS_OF = "CASE WHEN length(?1) % 32 = 0 THEN vec_quantize_binary(?1) END"
 
@@ -132,7 +135,8 @@ def migrate(conn: Connection) -> None:
     The index is a cache, so an index of any other version (older, or from a newer
     memgit) is dropped and recreated: `sync` refills it from the files. Version history:
     1 (first), 2 (`files.ino`: inode numbers for change detection), 3 (vectors in plain
-    tables instead of vec0). 2 -> 3 is done in place so that no memory is embedded again.
+    tables instead of vec0), 4 (the partial index `memories_superseding`). 2 -> 3 -> 4 is
+    done in place so that no memory is embedded again.
     """
     version = user_version(conn)
     if version == SCHEMA_VERSION:
@@ -143,7 +147,9 @@ def migrate(conn: Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = user_version(conn)  # another process may have migrated meanwhile
-        if version != SCHEMA_VERSION and not (version == 2 and _upgrade_2(conn)):
+        if version in (2, 3) and (version == 3 or _upgrade_2(conn)):
+            conn.execute(SUPERSEDING_INDEX)
+        elif version != SCHEMA_VERSION:
             if version != 0:
                 _drop_all(conn)
             _create(db)
@@ -249,6 +255,7 @@ def _create(db: Any) -> None:
     db["memories"].create_index(["title_key"])
     db["memories"].create_index(["task_id"])
     db["memories"].create_index(["vec_sha"])
+    db.execute(SUPERSEDING_INDEX)
     for sql in VECTOR_TABLES:
         db.execute(sql)
     db["anchors"].create({"anchor_key": str, "doc": int})

@@ -71,7 +71,10 @@ class Writer:
             yield repo
 
     def journal(self) -> Path:
-        return self.repo().git_dir / "memgit" / changeset.JOURNAL_NAME
+        if self._repo is None:
+            self.repo()  # raises: no repository to write in
+        assert self._repo is not None
+        return self._repo.git_dir / "memgit" / changeset.JOURNAL_NAME
 
     def interrupted(self) -> changeset.Pending | None:
         """The change set a killed command left unfinished, if any (read only)."""

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import memgit.changes as changes_mod
 import memgit.vectors as vectors_mod
+from memgit import sqlite as sq
 from memgit.errors import MemgitError
 from memgit.index import Index
 from memgit.memory import Memory
@@ -411,7 +412,7 @@ def test_schema_version_and_migration_from_a_newer_index(folder: Path) -> None:
     index = make(folder)  # a cache from another version: dropped and rebuilt
     index.sync()
     assert keyword_ids(index, "versioned") == ["m-a"]
-    assert index.status()["schema_version"] == 3
+    assert index.status()["schema_version"] == sq.SCHEMA_VERSION
 
 
 # -- search -------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ def score_of(ranked: list[Ranked], memory_id: str) -> float:
 def test_score_is_the_weighted_mean_over_available_channels() -> None:
     w = Weights(keyword=0.25, vector=0.6, anchor=0.4)
     (hit,) = fuse(Channels(keyword=[("a", 0.8)], vector=[("a", 0.5)], anchor=[]), w)
-    assert hit.score == pytest.approx((0.25 * 0.8 + 0.6 * 0.5) / 1.25)
+    assert hit.relevance == pytest.approx((0.25 * 0.8 + 0.6 * 0.5) / 1.25)
     assert hit.channels == {"keyword": 0.8, "vector": 0.5}
 
 
@@ -95,6 +95,20 @@ def test_boosts_multiply_and_reorder() -> None:
     assert [(r.id, r.score) for r in ranked] == [("b", 1.0), ("a", 1.0)]
 
 
+def test_a_memory_without_a_vector_is_judged_on_its_other_channels() -> None:
+    # After a pull: "new" has no vector yet and is the keyword channel's only answer;
+    # "old1" and "old2" are vector-only noise. Counting new's vector as 0 put it last.
+    ch = Channels(keyword=[("new", 0.9)], vector=[("old1", 0.45), ("old2", 0.4)], anchor=None)
+    before = fuse(ch)
+    assert [r.id for r in before] == ["old1", "new", "old2"]
+    assert before[1].relevance == pytest.approx(0.5 * 0.9 / 1.1)  # its vector counted as 0
+    ranked = fuse(replace(ch, vectorless=frozenset({"new"})))
+    assert [r.id for r in ranked] == ["new", "old1", "old2"]
+    assert ranked[0].relevance == pytest.approx(0.9) and ranked[0].score == 1.0
+    # ...and a vector channel that did find it wins over the `vectorless` claim
+    assert fuse(replace(ch, vectorless=frozenset({"old1"}))) == before
+
+
 def test_ties_break_by_id() -> None:
     ch = Channels(keyword=[("b", 0.5), ("a", 0.5), ("c", 0.5)], vector=None, anchor=None)
     assert [r.id for r in fuse(ch)] == ["a", "b", "c"]
@@ -113,7 +127,7 @@ def test_zero_weights() -> None:
 
 
 def test_apply_floor_keeps_order() -> None:
-    ranked = [Ranked("a", 0.9, {}), Ranked("b", 0.1, {}), Ranked("c", 0.5, {})]
+    ranked = [Ranked("a", 1.0, 0.9, {}), Ranked("b", 0.8, 0.1, {}), Ranked("c", 0.2, 0.5, {})]
     assert [r.id for r in apply_floor(ranked, 0.5)] == ["a", "c"]
     assert apply_floor(ranked, 0) == ranked
 
@@ -158,7 +172,7 @@ def test_output_is_a_permutation_of_the_inputs(ch: Channels, w: Weights) -> None
 @given(channels, weights, st.dictionaries(ids, st.floats(0, 3)))
 def test_scores_are_in_unit_interval(ch: Channels, w: Weights, boosts: dict[str, float]) -> None:
     for r in fuse(ch, w, boosts):
-        assert 0.0 <= r.score <= 1.0
+        assert 0.0 <= r.score <= 1.0 and 0.0 <= r.relevance <= 1.0
         assert set(r.channels) <= set(CHANNELS)
 
 
@@ -219,7 +233,7 @@ def test_deterministic_under_shuffles_of_equal_strengths(
 def test_floor(ch: Channels, w: Weights, floor: float) -> None:
     ranked = fuse(ch, w)
     kept = apply_floor(ranked, floor)
-    assert kept == [r for r in ranked if r.score >= floor]
+    assert kept == [r for r in ranked if r.relevance >= floor]
 
 
 @settings(max_examples=200, deadline=None)
@@ -228,3 +242,28 @@ def test_weighted_method_orders_by_score(ch: Channels) -> None:
     ranked = fuse(ch, Weights(method="weighted"))
     keys = [(-r.score, r.id) for r in ranked]
     assert keys == sorted(keys)
+
+
+@settings(max_examples=400, deadline=None)
+@given(channels, st.one_of(weights, st.builds(Weights, keyword=weight, vector=weight, anchor=weight)),
+       st.dictionaries(ids, st.floats(0, 3)))
+def test_sorted_by_the_score_shown(ch: Channels, w: Weights, boosts: dict[str, float]) -> None:
+    scores = [r.score for r in fuse(ch, w, boosts)]
+    assert scores == sorted(scores, reverse=True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(channels, st.one_of(weights, st.builds(Weights, keyword=weight, vector=weight, anchor=weight)),
+       st.sets(ids))
+def test_vectorless_memories_fuse_as_if_the_vector_channel_were_off(
+    ch: Channels, w: Weights, missing: set[str]
+) -> None:
+    found_by_vector = {i for i, _ in ch.vector or ()}
+    fused = {r.id: r for r in fuse(replace(ch, vectorless=frozenset(missing)), w)}
+    without = {r.id: r for r in fuse(Channels(ch.keyword, None, ch.anchor), w)}
+    for memory_id in missing - found_by_vector:
+        if memory_id in without:
+            assert fused[memory_id].relevance == pytest.approx(without[memory_id].relevance)
+            assert fused[memory_id].score == pytest.approx(without[memory_id].score)
+    for memory_id in set(fused) - (missing - found_by_vector):  # the others keep their numbers
+        assert fused[memory_id] == next(r for r in fuse(ch, w) if r.id == memory_id)

@@ -203,7 +203,7 @@ def test_version_2_index_is_upgraded_in_place_without_re_embedding(folder: Path,
     as_version_2(index, vec0=True)
     ClusterEmbedder.calls = []
     again = make(folder)
-    assert sq.user_version(again.conn) == sq.SCHEMA_VERSION == 3
+    assert sq.user_version(again.conn) == sq.SCHEMA_VERSION
     assert again.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone() is None
     report = again.sync(embed="all")
     assert report.embedded == 0 and ClusterEmbedder.calls == []
@@ -234,7 +234,7 @@ def test_version_2_index_without_vectors_is_upgraded_in_place(folder: Path) -> N
     index.sync()
     as_version_2(index, vec0=False)
     again = make(folder, "none")
-    assert sq.user_version(again.conn) == 3 and again.status()["memories"] == 3
+    assert sq.user_version(again.conn) == sq.SCHEMA_VERSION and again.status()["memories"] == 3
     assert again.sync().touched == 0  # nothing was dropped, so nothing is indexed again
 
 
@@ -246,7 +246,7 @@ def test_version_2_vec0_index_without_sqlite_vec_is_rebuilt(folder: Path,
     as_version_2(index, vec0=True)
     monkeypatch.setattr(sq, "load_vec", lambda conn: "sqlite-vec is not installed")
     again = make(folder)
-    assert sq.user_version(again.conn) == 3
+    assert sq.user_version(again.conn) == sq.SCHEMA_VERSION
     assert again.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone() is None
     again.sync()
     assert again.status()["memories"] == 3 and again.vectors_reason() == "sqlite-vec is not installed"
