@@ -5,7 +5,8 @@ one `Memgit` open for hours and may call it from several threads. So:
 
 - the configuration is read again when `.memory/config.toml` changes (one `stat` per
   access: its mtime, size and inode), and a change to a setting the index was opened with
-  (embedder, warm process, kinds) closes the index so that the next call opens it anew;
+  (embedder, warm process, background embedding, kinds) closes the index so that the next
+  call opens it anew;
 - the index is opened on first use, once even when threads ask at the same time
   (operations on it are serialised by its `Database`: see `memgit.db`);
 - `close()` closes the index; the store stays usable and the next call opens it again.
@@ -80,7 +81,7 @@ class Session:
                     config.index_embedder,
                     warn=self.warn,
                     warm=self.warm and config.index_warm,
-                    background=True,  # a recall past the in-call limit starts memgit.embedjob
+                    background=config.index_background,  # past the in-call limit: memgit.embedjob
                 )
             return self._index
 
@@ -100,4 +101,4 @@ def _stamp(path: Path) -> Stamp | None:
 
 
 def _index_settings(config: config_mod.Config) -> tuple[Any, ...]:
-    return config.index_embedder, config.index_warm, config.kinds
+    return config.index_embedder, config.index_warm, config.index_background, config.kinds

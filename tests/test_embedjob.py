@@ -32,7 +32,7 @@ STARTED = f"embedding {MANY} memories in the background; recall uses keywords an
 
 
 def memgit(cwd: Path, *args: str, gate: Path | None = None, embedder: str = GATED) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": embedder}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": embedder, "MEMGIT_INDEX_BACKGROUND": "1"}
     if gate is not None:
         env["MEMGIT_TEST_GATE"] = str(gate)
     return subprocess.run([sys.executable, "-m", "memgit", *args], cwd=cwd, env=env,
