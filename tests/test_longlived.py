@@ -91,3 +91,36 @@ def test_close_then_use_opens_the_index_again(repo: Path, mem) -> None:  # type:
     assert store.index is not index
     store.close()
     store.close()  # twice is fine
+
+
+def test_a_writing_thread_and_recalling_threads_share_one_store(filled) -> None:  # type: ignore[no-untyped-def]
+    start = threading.Barrier(3)
+    errors: list[BaseException] = []
+    written: list[str] = []
+
+    def recalling() -> None:
+        try:
+            start.wait()
+            for i in range(30):
+                filled.recall(QUERIES[i % len(QUERIES)])
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    def writing() -> None:
+        try:
+            start.wait()
+            for i in range(6):
+                made = filled.remember(f"Feature flag number {i} defaults to off in production")
+                assert filled.get(made.memory.id).id == made.memory.id
+                written.append(made.memory.id)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=recalling), threading.Thread(target=recalling), threading.Thread(target=writing)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(set(written)) == 6
+    assert {h.id for h in filled.recall("feature flag production", k=10, min_score=0)} >= set(written)
