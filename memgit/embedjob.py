@@ -50,8 +50,10 @@ def _failed_path(db_path: Path) -> Path:
 
 def running(db_path: Path) -> int | None:
     """The pid of the job embedding for this index, or None when none runs."""
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:  # no flock here: no job was ever started either
+        return None
     try:
         with open(lock_path(db_path), "r") as handle:
             try:
@@ -68,7 +70,16 @@ def running(db_path: Path) -> int | None:
 
 def start(db_path: Path, embedder_name: str) -> str:
     """Start the job for this index unless it runs. Returns "started", "running", or
-    "failed" (a recent failure, or the process could not start: see `embed.log`)."""
+    "failed" (a recent failure, or the process could not start: see `embed.log`).
+    Never raises: a recall must not fail because vectors cannot catch up."""
+    try:
+        return _start(db_path, embedder_name)
+    except Exception as exc:  # no fcntl on this platform, an odd file system...: fail open
+        _log(db_path, f"could not start the embedding job: {exc!r}")
+        return "failed"
+
+
+def _start(db_path: Path, embedder_name: str) -> str:
     if running(db_path) is not None:
         return "running"
     try:
