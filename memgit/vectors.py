@@ -23,6 +23,7 @@ it stopped.
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any, Callable
 
 from memgit import sqlite as sq
@@ -39,6 +40,8 @@ EMBED_BATCH = 32
 #: Characters of a memory (and of a query) given to the embedder; it reads 128 tokens.
 EMBED_CHARS = 2000
 OFF = 'embeddings are turned off (embedder = "none")'
+#: An embedder that failed to load is tried again after this long (by a long-lived process).
+RETRY_LOAD_SECONDS = 600.0
 
 
 def embed_text(title: str, body: str) -> str:
@@ -68,6 +71,7 @@ class Vectors:
         self._setup: str | None = OFF  # why vectors are off before any model is loaded
         self._embedder: Any = None
         self._failed: str | None = None  # why the embedder could not load
+        self._failed_at = 0.0  # when (time.monotonic()): a long-lived process tries again later
         self._last: tuple[str, bytes] | None = None  # the last query and its vector
 
     @property
@@ -91,11 +95,18 @@ class Vectors:
 
     @property
     def on(self) -> bool:
-        return self._setup is None and self._failed is None
+        return self._setup is None and self._failure() is None
 
     def reason(self) -> str | None:
         """Why the vector channel is off, or None when it is on."""
-        return self._setup or self._failed
+        return self._setup or self._failure()
+
+    def _failure(self) -> str | None:
+        """Why the embedder could not load; forgotten after `RETRY_LOAD_SECONDS`, so that an
+        open store (an MCP server) gets another chance."""
+        if self._failed is not None and time.monotonic() - self._failed_at > RETRY_LOAD_SECONDS:
+            self._failed = None
+        return self._failed
 
     def pending(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM memories WHERE vec_sha IS NULL").fetchone()[0])
@@ -104,18 +115,18 @@ class Vectors:
 
     def embedder(self) -> Any:
         """The embedder, loaded on first use; None (and vectors off) if it cannot load."""
-        if self._embedder is not None or self._failed is not None:
+        if self._embedder is not None or self._failure() is not None:
             return self._embedder
         from memgit.embedders import load_embedder
 
         try:
             embedder = load_embedder(self.name)
         except MemgitError as exc:
-            self._failed = str(exc)
+            self._failed, self._failed_at = str(exc), time.monotonic()
             self.db.warn_once(f"embedder:{exc}", f"vectors are off: {exc}")
             return None
         if embedder is None:
-            self._failed = OFF
+            self._failed, self._failed_at = OFF, float("inf")  # "none" is a choice, not a failure
             return None
         self._embedder = embedder
         self._check(embedder)

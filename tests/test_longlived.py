@@ -124,3 +124,25 @@ def test_a_writing_thread_and_recalling_threads_share_one_store(filled) -> None:
     assert errors == []
     assert len(set(written)) == 6
     assert {h.id for h in filled.recall("feature flag production", k=10, min_score=0)} >= set(written)
+
+
+def test_an_embedder_that_failed_to_load_is_tried_again_later(repo: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import memgit.vectors as vectors_mod
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "fail").write_text("")
+    monkeypatch.setenv("MEMGIT_TEST_GATE", str(gate))
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "tests.gated_embedder:GatedEmbedder")
+    warnings: list[str] = []
+    mem = memgit.open(repo, warn=warnings.append)
+    mem.init()
+    mem.remember("parse_config returns a tuple (path, Config)")
+    assert [h.id for h in mem.recall("parse_config tuple")]
+    assert mem.status()["vectors_on"] is False and any("told to fail" in w for w in warnings)
+    (gate / "fail").unlink()  # fixed while the store stays open
+    assert mem.recall("parse_config tuple") and mem.status()["vectors_on"] is False  # not at once
+    monkeypatch.setattr(vectors_mod, "RETRY_LOAD_SECONDS", 0.0)  # as if ten minutes had passed
+    assert "vector" in mem.recall("parse_config tuple", min_score=0)[0].channels
+    assert mem.status()["vectors_on"] is True and mem.status()["pending_vectors"] == 0
