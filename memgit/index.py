@@ -128,7 +128,8 @@ class Index:
         """Bring the index in step with the files; see the module docstring.
 
         `embed`: "auto" embeds pending memories when there are at most `AUTO_EMBED_MAX` of
-        them (else warns once and leaves them to `memgit reindex`), "all" embeds every
+        them (else starts the background job of `memgit.embedjob` for an index opened with
+        `background=True`, or warns once and leaves them to `memgit reindex`), "all" embeds every
         pending memory in committed batches (resumable) calling `progress(done, total)`,
         "none" never embeds. `full=True` stats every file instead of trusting folder mtimes.
         """
