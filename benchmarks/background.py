@@ -57,7 +57,8 @@ def pull(root: Path, env: dict[str, str], n: int) -> None:
 
     store = Store(root / ".memory")
     for i in range(n):
-        store.write(Memory(id=f"m-{i:06x}", path=f"pulled-{i}.md", title=f"Service note {i}: retries and caching",
+        store.write(Memory(id=f"m-{i:06x}", path=f"pulled-{i}.md",
+                           title=f"Service note {i}: retries and caching",
                            body=f"Module mod_{i % 37}.py retries {i % 5} times; cache key cache_{i} expires "
                                 "after ten minutes unless the request sets no-cache."))
     subprocess.run(["git", "add", ".memory"], cwd=root, env=env, check=True)

@@ -140,7 +140,8 @@ class Index:
         try:
             self.db.guard(lambda: self._sync_files(report, full))
         except self.db.driver.Error as exc:  # busy past the timeout, read-only: answer from what we have
-            self.db.warn_once(f"sync:{exc}", f"could not update the index ({exc}); answering from the last update")
+            self.db.warn_once(f"sync:{exc}",
+                              f"could not update the index ({exc}); answering from the last update")
         self._embed_step(report, embed, progress)
         report.seconds = time.perf_counter() - started
         return report
@@ -417,7 +418,8 @@ class Index:
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                for row in self.conn.execute(f"SELECT {self._COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+                sql = f"SELECT {self._COLUMNS} FROM memories WHERE id IN ({marks})"
+                for row in self.conn.execute(sql, chunk):
                     out[row[0]] = _row_memory(row)
             return out
 

@@ -31,8 +31,10 @@ MANY = 90  # past AUTO_EMBED_MAX (48) even after one batch of EMBED_BATCH (32)
 STARTED = f"embedding {MANY} memories in the background; recall uses keywords and anchors for them meanwhile"
 
 
-def memgit(cwd: Path, *args: str, gate: Path | None = None, embedder: str = GATED) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": embedder, "MEMGIT_INDEX_BACKGROUND": "1"}
+def memgit(cwd: Path, *args: str, gate: Path | None = None,
+           embedder: str = GATED) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": embedder,
+           "MEMGIT_INDEX_BACKGROUND": "1"}
     if gate is not None:
         env["MEMGIT_TEST_GATE"] = str(gate)
     return subprocess.run([sys.executable, "-m", "memgit", *args], cwd=cwd, env=env,
@@ -102,15 +104,16 @@ def test_one_job_at_a_time_and_a_killed_job_is_resumed(repo: Path, pulled: Path)
     second = memgit(repo, "recall", "topic8 service", gate=pulled)
     assert second.returncode == 0 and "in the background" not in second.stderr
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_TEST_GATE": str(pulled)}
-    by_hand = subprocess.run([sys.executable, "-m", "memgit.embedjob", str(repo / ".git" / "memgit" / "index.db"),
-                              GATED], env=env, timeout=120)
+    db = repo / ".git" / "memgit" / "index.db"
+    by_hand = subprocess.run([sys.executable, "-m", "memgit.embedjob", str(db), GATED], env=env, timeout=120)
     assert by_hand.returncode == 0
     assert (pulled / "batches").read_text().split() == [str(pid)]  # only the first job ever embedded
     assert job_pid(repo) == pid
 
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: job_pid(repo) is None, "the killed job still holds the lock")
-    assert status(repo)["pending_vectors"] == MANY - 32  # the committed batch stays, only the current one is lost
+    # The committed batch stays; only the one being embedded is lost.
+    assert status(repo)["pending_vectors"] == MANY - 32
 
     (pulled / "allow").write_text("100")
     third = memgit(repo, "recall", "topic9 service", gate=pulled)
@@ -164,7 +167,8 @@ def test_the_real_model_catches_up_in_the_background(repo: Path) -> None:
     assert "embedding 50 memories in the background" in result.stderr
 
     def caught_up() -> bool:
-        return bool(json.loads(memgit(repo, "status", "--json", embedder="minilm").stdout)["pending_vectors"] == 0)
+        info = json.loads(memgit(repo, "status", "--json", embedder="minilm").stdout)
+        return bool(info["pending_vectors"] == 0)
 
     wait_for(caught_up, "MiniLM never caught up in the background")
     explained = memgit(repo, "recall", "how long are cached entries kept?", "--explain", embedder="minilm")

@@ -32,12 +32,14 @@ def filled(mem):  # type: ignore[no-untyped-def]
     return mem
 
 
-def test_two_threads_recall_at_once_and_get_what_one_thread_gets(filled, repo: Path) -> None:  # type: ignore[no-untyped-def]
+def test_two_threads_recall_at_once_and_get_what_one_thread_gets(  # type: ignore[no-untyped-def]
+        filled, repo: Path) -> None:
     expected = {q: [h.id for h in filled.recall(q, record=False)] for q in QUERIES}
     # A file written behind the store's back makes the first recalls of both threads sync.
     extra = filled.memory_dir / "extra.md"
     extra.write_text("---\nid: m-extra1\ntitle: Caching uses Redis with a 5 minute TTL\n---\n")
-    expected_extra = [h.id for h in memgit.open(repo, warn=lambda m: None).recall("redis cache ttl", record=False)]
+    other = memgit.open(repo, warn=lambda m: None)  # a second store: the answer one thread alone gets
+    expected_extra = [h.id for h in other.recall("redis cache ttl", record=False)]
     start = threading.Barrier(2)
     errors: list[BaseException] = []
     results: list[tuple[str, list[str]]] = []
@@ -93,7 +95,8 @@ def test_close_then_use_opens_the_index_again(repo: Path, mem) -> None:  # type:
     store.close()  # twice is fine
 
 
-def test_a_writing_thread_and_recalling_threads_share_one_store(filled) -> None:  # type: ignore[no-untyped-def]
+def test_a_writing_thread_and_recalling_threads_share_one_store(  # type: ignore[no-untyped-def]
+        filled) -> None:
     start = threading.Barrier(3)
     errors: list[BaseException] = []
     written: list[str] = []
@@ -116,7 +119,7 @@ def test_a_writing_thread_and_recalling_threads_share_one_store(filled) -> None:
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=recalling), threading.Thread(target=recalling), threading.Thread(target=writing)]
+    threads = [threading.Thread(target=work) for work in (recalling, recalling, writing)]
     for thread in threads:
         thread.start()
     for thread in threads:
