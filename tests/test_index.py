@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memgit.changes as changes_mod
-import memgit.index as index_mod
 import memgit.vectors as vectors_mod
 from memgit import sqlite as sq
 from memgit.errors import MemgitError
@@ -70,8 +69,7 @@ class Warnings(list):
 
 
 @pytest.fixture(autouse=True)
-def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_mod, "_warned", set())  # "once per process" is per test here
+def fresh_calls() -> None:
     WordHashEmbedder.calls = []
 
 
