@@ -284,3 +284,55 @@ class Detector:
             out.append(self.explain(replace(p, margin=margin)))
         out.sort(key=lambda p: (-(p.score + p.margin), p.a, p.b))
         return out
+
+
+# -- merging ---------------------------------------------------------------------------------
+
+_SOURCE_RANK = {"user": 3, "static": 2, "inferred": 1}
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def rank(memory: Memory) -> tuple[int, float, str]:
+    """Which of two memories to trust: source (user > static > inferred), confidence, newer."""
+    return (_SOURCE_RANK.get(memory.source, 0), memory.confidence, memory.updated or memory.created or "")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def unique_sentences(base: Memory, other: Memory, *, covered: float = 0.6) -> list[str]:
+    """Sentences of `other` that `base` does not already say: those with less than
+    `covered` of their words in `base`."""
+    known = set(words(f"{base.title}\n{base.body}"))
+    out = []
+    for sentence in sentences(f"{other.title}\n{other.body}"):
+        mine = set(words(sentence))
+        if not mine or len(mine & known) / len(mine) >= covered:
+            continue
+        out.append(sentence)
+        known |= mine
+    return out
+
+
+def merge(base: Memory, other: Memory, *, updated: str) -> Memory:
+    """`base` with what only `other` says added: its unique sentences (as a paragraph),
+    files, symbols and tags, and `other` (and what it superseded) in `supersedes`."""
+    extra = unique_sentences(base, other)
+    body = base.body.rstrip()
+    if extra:
+        body = (body + "\n\n" if body else "") + " ".join(extra)
+
+    def union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*a, *b)))
+
+    supersedes = union(base.supersedes, (other.id, *other.supersedes))
+    return replace(
+        base,
+        body=body,
+        files=union(base.files, other.files),
+        symbols=union(base.symbols, other.symbols),
+        tags=union(base.tags, other.tags),
+        supersedes=tuple(s for s in supersedes if s != base.id),
+        updated=updated,
+    )

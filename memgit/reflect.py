@@ -1,0 +1,461 @@
+"""Reflect: memory that keeps itself healthy, proposed as a reviewable diff.
+
+`propose()` reads the store and proposes changes, each with what, why and the evidence:
+
+1. duplicates -> merge (the better memory is kept and gains what only the other said);
+2. supersessions -> the older of a revert / "now" / always-vs-never pair is archived with
+   `superseded_by`, or the pair is reported for a person when it cannot tell who is right;
+3. stale anchors -> a renamed file's new path, or `needs_review` and lower confidence;
+4. eviction -> low-confidence memories nobody recalls, old checkpoints, too many checkpoints;
+5. promotion -> `pinned` for memories used in many sessions, unpinned when unused for long;
+6. hygiene -> bodies over budget, unanchored file names, vague titles: reported only.
+
+Proposals are applied in that order to an in-memory copy of the store, so two proposals
+on one memory compose and the diff shows the end result. Nothing here writes: the caller
+(`Memgit.reflect`) lands the changes as commits. Malformed files are reported, never
+touched; usage (recalls, feedback) is read from the local logs and quoted in evidence.
+
+Field changes are written with `memory.dump`, which writes the whole front-matter in
+memgit's canonical form: a hand-formatted file that reflect changes is normalised.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from memgit import memory as fmt
+from memgit.anchorcheck import Checker, Finding
+from memgit.config import Config
+from memgit.duplicates import Detector, merge, rank
+from memgit.errors import MemgitError
+from memgit.memory import Memory
+from memgit.usage import Usage, days_between, parse_time
+
+CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "hygiene")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A memory file's new text (`text`), or its deletion (`text` None). `path` is
+    relative to the memory folder."""
+
+    path: str
+    text: str | None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One change reflect proposes (or, with no `changes`, a finding for a person)."""
+
+    kind: str  # merge, supersede, conflict, rename-anchor, review-anchor, archive, pin, unpin, hygiene
+    category: str
+    ids: tuple[str, ...]
+    what: str
+    reason: str
+    evidence: tuple[str, ...] = ()
+    changes: tuple[FileChange, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "category": self.category,
+            "ids": list(self.ids),
+            "what": self.what,
+            "reason": self.reason,
+            "evidence": list(self.evidence),
+            "changes": [{"path": c.path, "delete": c.text is None, "text": c.text} for c in self.changes],
+        }
+
+
+@dataclass(frozen=True)
+class Reflection:
+    """Every proposal, the malformed files left alone, and the files as they are now."""
+
+    proposals: tuple[Proposal, ...]
+    problems: tuple[str, ...]
+    before: Mapping[str, str] = field(default_factory=dict, compare=False)
+    prefix: str = ".memory/"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> dict[str, str | None]:
+        """Each changed file's final text (None: deleted), in the order first touched."""
+        out: dict[str, str | None] = {}
+        for proposal in self.proposals:
+            for change in proposal.changes:
+                out[change.path] = change.text
+        return out
+
+    @property
+    def actionable(self) -> tuple[Proposal, ...]:
+        return tuple(p for p in self.proposals if p.changes)
+
+    def diff(self) -> str:
+        """A unified diff over the memory folder that `git apply` accepts."""
+        return unified_diff(self.before, self.changes, self.prefix)
+
+    def summary(self) -> str:
+        """Markdown for a pull request: per proposal, what, why and the evidence."""
+        lines = [f"## memgit reflect: {len(self.actionable)} change(s) proposed, "
+                 f"{len(self.proposals) - len(self.actionable)} for a person to review", ""]
+        for number, p in enumerate(self.proposals, 1):
+            mark = "" if p.changes else " (no change: for review)"
+            lines.append(f"{number}. **{p.kind}** {', '.join(f'`{i}`' for i in p.ids)}: {p.what}{mark}")
+            lines.append(f"   - why: {p.reason}")
+            for item in p.evidence:
+                lines.append(f"   - evidence: {item}")
+        for problem in self.problems:
+            lines.append(f"- malformed, left alone: {problem} (see `memgit lint`)")
+        for note in self.notes:
+            lines.append(f"- note: {note}")
+        if not self.proposals and not self.problems:
+            lines.append("Nothing to propose: memory looks healthy.")
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"proposals": [p.to_dict() for p in self.proposals], "problems": list(self.problems),
+                "notes": list(self.notes)}
+
+
+def unified_diff(before: Mapping[str, str], after: Mapping[str, str | None], prefix: str) -> str:
+    out: list[str] = []
+    for rel, new in after.items():
+        old = before.get(rel)
+        if old == new:
+            continue
+        path = prefix + rel
+        out.append(f"diff --git a/{path} b/{path}\n")
+        if new is None:
+            out.append("deleted file mode 100644\n")
+        elif old is None:
+            out.append("new file mode 100644\n")
+        for line in difflib.unified_diff(
+            _lines(old), _lines(new), fromfile=f"a/{path}" if old is not None else "/dev/null",
+            tofile=f"b/{path}" if new is not None else "/dev/null", n=3,
+        ):
+            if not line.endswith("\n"):
+                line += "\n\\ No newline at end of file\n"
+            out.append(line)
+    return "".join(out)
+
+
+def _lines(text: str | None) -> list[str]:
+    return [] if text is None else text.splitlines(keepends=True)
+
+
+# -- the engine --------------------------------------------------------------------------------
+
+
+@dataclass
+class Inputs:
+    """What reflect reads: memories with their file texts, problems, vectors, usage, git."""
+
+    memories: Sequence[Memory]
+    read: Callable[[str], str]  # a memory file's text, by path in the folder
+    config: Config
+    usage: Usage
+    now: datetime
+    problems: Sequence[str] = ()
+    vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    root: Path | None = None  # the work tree, for anchors (None: not checked)
+    renames: Sequence[tuple[str, str, str]] = ()  # (old, new, when), oldest first
+    prefix: str = ".memory/"
+
+
+def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] = ()) -> Reflection:
+    """Every proposal for the store described by `inputs`; see the module docstring."""
+    unknown = sorted(set(only) - set(CATEGORIES))
+    if unknown:
+        raise MemgitError(f"unknown kind of proposal {unknown[0]!r}; use {', '.join(CATEGORIES)}")
+    return _Engine(inputs, set(only) or set(CATEGORIES), set(exclude)).run()
+
+
+class _Engine:
+    def __init__(self, inputs: Inputs, only: set[str], exclude: set[str]) -> None:
+        self.i = inputs
+        self.only = only
+        self.exclude = exclude
+        self.state: dict[str, Memory] = {m.id: m for m in inputs.memories}
+        self.before: dict[str, str] = {}
+        self.proposals: list[Proposal] = []
+        self.notes: list[str] = []
+        self.stamp = inputs.now.isoformat(timespec="seconds")
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def active(self) -> list[Memory]:
+        return [m for m in self.state.values() if m.active and m.id not in self.exclude]
+
+    def _base(self, memory: Memory) -> Memory:
+        """The memory to change: on first touch as its file says (the index's copy can
+        differ in unknown fields), afterwards as earlier proposals left it."""
+        if memory.path not in self.before:
+            text = self.i.read(memory.path)
+            self.before[memory.path] = text
+            self.state[memory.id] = replace(fmt.parse(text, memory.path, self.i.config.kinds), path=memory.path)
+        return self.state[memory.id]
+
+    def edit(self, memory: Memory, **fields: Any) -> FileChange:
+        base = self._base(memory)
+        extra = dict(base.extra)
+        for name in list(fields):
+            if name not in fmt.FIELDS and name != "body":
+                value = fields.pop(name)
+                if value is None:
+                    extra.pop(name, None)
+                else:
+                    extra[name] = value
+        new = replace(base, **fields, extra=extra, updated=self.stamp)
+        self.state[memory.id] = new
+        return FileChange(new.path, fmt.dump(new))
+
+    def delete(self, memory: Memory) -> FileChange:
+        self._base(memory)
+        del self.state[memory.id]
+        return FileChange(memory.path, None)
+
+    def add(self, proposal: Proposal) -> None:
+        self.proposals.append(proposal)
+
+    def age_days(self, memory: Memory) -> float | None:
+        return days_between(parse_time(memory.updated or memory.created), self.i.now)
+
+    # -- run -----------------------------------------------------------------------------------
+
+    def run(self) -> Reflection:
+        steps = (("duplicates", self.duplicates), ("supersessions", self.supersessions),
+                 ("stale", self.stale), ("eviction", self.eviction), ("promotion", self.promotion),
+                 ("hygiene", self.hygiene))
+        self.detector: Detector | None = None
+        for name, step in steps:
+            if name in self.only:
+                step()
+        return Reflection(tuple(self.proposals), tuple(self.i.problems), dict(self.before), self.i.prefix,
+                          tuple(self.notes))
+
+    def _detector(self) -> Detector:
+        if self.detector is None:
+            active = self.active()
+            vectors = {k: v for k, v in self.i.vectors.items() if k in self.state}
+            self.detector = Detector(active, vectors)
+            missing = sum(1 for m in active if m.id not in vectors)
+            if missing:
+                self.notes.append(f"{missing} of {len(active)} memories have no meaning vector yet "
+                                  "(`memgit reindex` embeds them); they were compared by their words")
+        return self.detector
+
+    # -- 1. duplicates -----------------------------------------------------------------------
+
+    def duplicates(self) -> None:
+        for pair in self._detector().duplicates():
+            a, b = self.state.get(pair.a), self.state.get(pair.b)
+            if a is None or b is None or not a.active or not b.active:
+                continue
+            base, other = (a, b) if rank(a) >= rank(b) else (b, a)
+            base, other = self._base(base), self._base(other)
+            merged = merge(base, other, updated=self.stamp)
+            self.state[base.id] = merged
+            changes = (FileChange(base.path, fmt.dump(merged)), self.delete(other))
+            why = ("they state the same thing; the kept memory "
+                   f"({base.source}, confidence {base.confidence:g}) gains what only the other said, "
+                   f"and lists `{other.id}` in `supersedes` (its file stays in git history)")
+            self.add(Proposal("merge", "duplicates", (base.id, other.id),
+                              f'merge "{_short(other.title)}" into "{_short(base.title)}"', why,
+                              (pair.evidence(),), changes))
+
+    # -- 2. supersessions ----------------------------------------------------------------------
+
+    def supersessions(self) -> None:
+        from memgit.supersession import find
+
+        for found in find(self.active(), self._detector()):
+            newer, older = self.state.get(found.newer), self.state.get(found.older)
+            if newer is None or older is None or not newer.active or not older.active:
+                continue
+            if found.winner is None:
+                self.add(Proposal("conflict", "supersessions", (newer.id, older.id),
+                                  f'"{_short(newer.title)}" contradicts "{_short(older.title)}"',
+                                  found.reason + "; reflect cannot tell which is right, so nothing is changed",
+                                  found.evidence))
+                continue
+            loser = older if found.winner == newer.id else newer
+            winner = newer if loser is older else older
+            change = self.edit(loser, status="archived",
+                               superseded_by=[*_as_list(loser.extra.get("superseded_by")), winner.id])
+            self.add(Proposal("supersede", "supersessions", (winner.id, loser.id),
+                              f'archive "{_short(loser.title)}": superseded by "{_short(winner.title)}"',
+                              found.reason, found.evidence, (change,)))
+
+    # -- 3. stale anchors ------------------------------------------------------------------------
+
+    def stale(self) -> None:
+        if self.i.root is None:
+            return
+        c = self.i.config
+        for memory in sorted(self.active(), key=lambda m: m.id):
+            if memory.extra.get("needs_review") is True:
+                continue  # already flagged: a person is on it
+            since = parse_time(memory.updated or memory.created)
+            # Renames since the memory was written: an older rename is not what it meant.
+            renames = [(old, new) for old, new, when in self.i.renames
+                       if since is None or (parse_time(when) or self.i.now) >= since]
+            findings = Checker(self.i.root, renames).check(memory)
+            if not findings:
+                continue
+            renamed = [f for f in findings if f.new is not None and "no longer defines" not in f.why]
+            gone = [f for f in findings if f not in renamed]
+            evidence = tuple(f.why for f in findings)
+            if gone:
+                confidence = round(max(0.0, memory.confidence - c.reflect_stale_confidence_drop), 2)
+                fields: dict[str, Any] = {"confidence": confidence, "needs_review": True}
+                fields.update(_renamed_fields(memory, renamed))
+                change = self.edit(memory, **fields)
+                self.add(Proposal("review-anchor", "stale", (memory.id,),
+                                  f'flag "{_short(memory.title)}" for review and lower its confidence '
+                                  f"{memory.confidence:g} -> {confidence:g}",
+                                  "it points at code that is no longer there", evidence, (change,)))
+            else:
+                change = self.edit(memory, **_renamed_fields(memory, renamed))
+                self.add(Proposal("rename-anchor", "stale", (memory.id,),
+                                  f'update the paths of "{_short(memory.title)}"',
+                                  "a file it names was renamed", evidence, (change,)))
+
+    # -- 4. eviction ---------------------------------------------------------------------------
+
+    def eviction(self) -> None:
+        c = self.i.config
+        checkpoints: list[Memory] = []
+        for memory in sorted(self.active(), key=lambda m: m.id):
+            if memory.extra.get("pinned") is True:
+                continue
+            use = self.i.usage.of(memory.id)
+            age = self.age_days(memory)
+            stamp = (memory.updated or memory.created or "?")[:10]
+            if memory.kind == "checkpoint":
+                expires = parse_time(memory.expires)
+                if expires is not None and expires < self.i.now:
+                    self._archive(memory, "eviction", f"the checkpoint expired on {memory.expires[:10]}",
+                                  (f"expires {memory.expires}",))
+                    continue
+                if age is not None and age > c.reflect_checkpoint_ttl_days:
+                    self._archive(memory, "eviction",
+                                  f"a checkpoint older than its {c.reflect_checkpoint_ttl_days} days TTL",
+                                  (f"last updated {stamp} ({age:.0f} days ago)",))
+                    continue
+                checkpoints.append(memory)
+            if memory.confidence < c.reflect_evict_confidence:
+                quiet = days_between(use.last_recalled, self.i.now)
+                if use.last_recalled is None and age is not None and age > c.reflect_evict_days:
+                    self._archive(memory, "eviction",
+                                  f"confidence {memory.confidence:g} is under {c.reflect_evict_confidence:g} "
+                                  f"and it was not recalled for {c.reflect_evict_days} days",
+                                  (f"recalled 0 times since {stamp} ({age:.0f} days)",))
+                elif quiet is not None and quiet > c.reflect_evict_days:
+                    assert use.last_recalled is not None
+                    self._archive(memory, "eviction",
+                                  f"confidence {memory.confidence:g} is under {c.reflect_evict_confidence:g} "
+                                  f"and it was not recalled for {c.reflect_evict_days} days",
+                                  (f"last recalled {use.last_recalled.date().isoformat()} ({quiet:.0f} days ago), "
+                                   f"{use.recalls} recall(s) in all",))
+        live = [m for m in checkpoints if self.state.get(m.id) is not None and self.state[m.id].active]
+        if len(live) > c.reflect_max_checkpoints:
+            def key(m: Memory) -> tuple[int, str, str]:
+                use = self.i.usage.of(m.id)
+                last = use.last_recalled.isoformat() if use.last_recalled else ""
+                return (use.recalls, last, m.updated or m.created or "")
+            for memory in sorted(live, key=key)[: len(live) - c.reflect_max_checkpoints]:
+                use = self.i.usage.of(memory.id)
+                self._archive(memory, "eviction",
+                              f"there are {len(live)} active checkpoints, over the limit of "
+                              f"{c.reflect_max_checkpoints}; this one is among the least recalled",
+                              (f"recalled {use.recalls} time(s)",))
+
+    def _archive(self, memory: Memory, category: str, reason: str, evidence: tuple[str, ...]) -> None:
+        change = self.edit(memory, status="archived")
+        self.add(Proposal("archive", category, (memory.id,), f'archive "{_short(memory.title)}"', reason,
+                          evidence, (change,)))
+
+    # -- 5. promotion ----------------------------------------------------------------------------
+
+    def promotion(self) -> None:
+        c = self.i.config
+        for memory in sorted(self.active(), key=lambda m: m.id):
+            use = self.i.usage.of(memory.id)
+            sessions = len(use.used_sessions)
+            pinned = memory.extra.get("pinned") is True
+            if not pinned and sessions >= c.reflect_pin_sessions and use.recalls:
+                change = self.edit(memory, pinned=True)
+                self.add(Proposal("pin", "promotion", (memory.id,), f'pin "{_short(memory.title)}"',
+                                  f"it was recalled and marked used in {sessions} sessions "
+                                  f"(at least {c.reflect_pin_sessions})",
+                                  (f"recalled {use.recalls} time(s); marked used in {sessions} session(s)",),
+                                  (change,)))
+            elif pinned:
+                last = max((t for t in (use.last_used, use.last_recalled) if t is not None), default=None)
+                idle = days_between(last, self.i.now) if last else self.age_days(memory)
+                if idle is not None and idle > c.reflect_unpin_days:
+                    since = last.date().isoformat() if last else (memory.updated or memory.created or "?")[:10]
+                    change = self.edit(memory, pinned=None)
+                    self.add(Proposal("unpin", "promotion", (memory.id,), f'unpin "{_short(memory.title)}"',
+                                      f"pinned but not used or recalled for {c.reflect_unpin_days} days",
+                                      (f"last used or recalled {since} ({idle:.0f} days ago)",), (change,)))
+
+    # -- 6. hygiene --------------------------------------------------------------------------------
+
+    def hygiene(self) -> None:
+        from memgit.anchors import extract_anchors
+        from memgit.anchorcheck import looks_like_path
+
+        budget = self.i.config.memory_token_budget
+        for memory in sorted(self.active(), key=lambda m: m.id):
+            found: list[str] = []
+            tokens = fmt.count_tokens(memory.body)
+            if tokens > budget:
+                found.append(f"the body is about {tokens} tokens, over the budget of {budget}: split or shorten it")
+            if not memory.files and not memory.entity:
+                named = [a for a in extract_anchors(memory.title, memory.body)
+                         if "/" in a and looks_like_path(a) and "::" not in a]
+                if named:
+                    found.append(f"the text names {', '.join(f'`{n}`' for n in named[:3])} but the memory "
+                                 "has no `files` or `entity`: add them so recall and reflect can use them")
+            if _vague(memory.title):
+                found.append(f'the title "{memory.title}" says little: say what the memory is about')
+            if found:
+                self.add(Proposal("hygiene", "hygiene", (memory.id,), f'review "{_short(memory.title)}"',
+                                  "; ".join(found)))
+
+
+_VAGUE = frozenset("note notes todo misc fix fixes update updates stuff thing things info memo wip tmp test".split())
+
+
+def _vague(title: str) -> bool:
+    wordlist = re.findall(r"\w+", title.lower())
+    return len(wordlist) < 2 or all(w in _VAGUE or w.isdigit() for w in wordlist)
+
+
+def _renamed_fields(memory: Memory, renamed: Sequence[Finding]) -> dict[str, Any]:
+    moves = {f.path: f.new for f in renamed if f.new}
+    if not moves:
+        return {}
+
+    def move(anchor: str) -> str:
+        path, sep, symbol = anchor.partition("::")
+        return moves.get(path.strip(), path) + (sep + symbol if sep else "")
+
+    return {"files": tuple(dict.fromkeys(move(f) for f in memory.files)), "entity": move(memory.entity) if memory.entity else "",
+            "symbols": tuple(move(s) for s in memory.symbols)}
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _short(title: str, limit: int = 60) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"
