@@ -301,7 +301,7 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
-def unique_sentences(base: Memory, other: Memory, *, covered: float = 0.6) -> list[str]:
+def unique_sentences(base: Memory, other: Memory, *, covered: float = 0.75) -> list[str]:
     """Sentences of `other` that `base` does not already say: those with less than
     `covered` of their words in `base`."""
     known = set(words(f"{base.title}\n{base.body}"))

@@ -309,7 +309,7 @@ class _Engine:
                 continue
             renamed = [f for f in findings if f.new is not None and "no longer defines" not in f.why]
             gone = [f for f in findings if f not in renamed]
-            evidence = tuple(f.why for f in findings)
+            evidence = tuple(dict.fromkeys(f.why for f in findings))
             if gone:
                 confidence = round(max(0.0, memory.confidence - c.reflect_stale_confidence_drop), 2)
                 fields: dict[str, Any] = {"confidence": confidence, "needs_review": True}

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from memgit import gitrepo
 from memgit import memory as fmt
@@ -22,8 +22,8 @@ from memgit import usage as usage_mod
 from memgit.errors import MemgitError
 from memgit.reflect import Inputs, Proposal, Reflection, propose
 
-if TYPE_CHECKING:
-    from memgit.api import Memgit
+#: A `memgit.api.Memgit` (not imported: nouns do not import the front door).
+Memgit = Any
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class Outcome:
     branch: str | None = None
 
 
-def gather(mem: "Memgit", now: datetime, *, anchors: bool = True) -> Inputs:
+def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
     """Everything reflect reads, from the index (kept in step first) and the git dir."""
     mem._require_store()
     index = mem.index
@@ -67,7 +67,7 @@ def gather(mem: "Memgit", now: datetime, *, anchors: bool = True) -> Inputs:
     )
 
 
-def reflect(mem: "Memgit", *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
+def reflect(mem: Memgit, *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
             split: bool = False, branch: str | None = None, now: datetime | None = None) -> Outcome:
     """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`."""
     now = now or usage_mod.utc_now()
@@ -75,20 +75,20 @@ def reflect(mem: "Memgit", *, only: Sequence[str] = (), exclude: Sequence[str] =
     if not apply and branch is None:
         return Outcome(propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded))
     repo = mem.writer.repo()
-    _refuse_dirty(mem, repo)
-    if branch is not None:
-        reflection = propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
-        commits = _commits(mem, reflection, split)
-        shas = gitrepo.commit_on_branch(repo, branch, [
-            (message, {_repo_path(mem, repo, rel): None if text is None else text.encode("utf-8")
-                       for rel, text in files.items()})
-            for message, files in commits]) if commits else []
-        return Outcome(reflection, tuple(shas), branch)
+    # Under the write lock, which first finishes a change a killed command left behind
+    # (so its files do not count as uncommitted work).
     with mem.writer.writing():
         _refuse_dirty(mem, repo)
         reflection = propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
-        shas: list[str] = []
-        for message, files in _commits(mem, reflection, split):
+        commits = _commits(mem, reflection, split)
+        if branch is not None:
+            shas = gitrepo.commit_on_branch(repo, branch, [
+                (message, {_repo_path(mem, repo, rel): None if text is None else text.encode("utf-8")
+                           for rel, text in files.items()})
+                for message, files in commits]) if commits else []
+            return Outcome(reflection, tuple(shas), branch)
+        shas = []
+        for message, files in commits:
             change = mem.writer.change(message)
             for rel, text in files.items():
                 if text is None:
@@ -106,12 +106,12 @@ def _wants_anchors(only: Sequence[str]) -> bool:
     return not only or "stale" in only
 
 
-def _resolve(mem: "Memgit", refs: Sequence[str]) -> list[str]:
+def _resolve(mem: Memgit, refs: Sequence[str]) -> list[str]:
     """Excluded memories by id or unique prefix (an unknown one is an error, not ignored)."""
     return [mem.get(ref).id for ref in refs if ref.strip()]
 
 
-def _refuse_dirty(mem: "Memgit", repo: gitrepo.Repo) -> None:
+def _refuse_dirty(mem: Memgit, repo: gitrepo.Repo) -> None:
     dirty = gitrepo.dirty(repo, mem.memory_dir)
     if dirty:
         shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
@@ -122,11 +122,11 @@ def _refuse_dirty(mem: "Memgit", repo: gitrepo.Repo) -> None:
         )
 
 
-def _repo_path(mem: "Memgit", repo: gitrepo.Repo, rel: str) -> str:
+def _repo_path(mem: Memgit, repo: gitrepo.Repo, rel: str) -> str:
     return Path(os.path.relpath(mem.memory_dir / rel, repo.root)).as_posix()
 
 
-def _commits(mem: "Memgit", reflection: Reflection, split: bool) -> list[tuple[str, dict[str, str | None]]]:
+def _commits(mem: Memgit, reflection: Reflection, split: bool) -> list[tuple[str, dict[str, str | None]]]:
     actionable = reflection.actionable
     if not actionable:
         return []
@@ -145,7 +145,7 @@ def _describe(proposals: Sequence[Proposal]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def feedback(mem: "Memgit", ref: str, verdict: str, session: str | None = None) -> dict[str, Any]:
+def feedback(mem: Memgit, ref: str, verdict: str, session: str | None = None) -> dict[str, Any]:
     """Record that a memory was used, ignored or wrong (local, never committed)."""
     memory = mem.get(ref)
     repo = mem.repo
@@ -154,7 +154,7 @@ def feedback(mem: "Memgit", ref: str, verdict: str, session: str | None = None) 
     return usage_mod.record_feedback(repo.git_dir / "memgit", memory.id, verdict, session=session)
 
 
-def stats(mem: "Memgit", since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
     """Hit rate, freshness, repeat-explanation rate and counts (see the README)."""
     now = now or usage_mod.utc_now()
     start = usage_mod.parse_since(since, now)
