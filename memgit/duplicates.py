@@ -128,6 +128,7 @@ class Detector:
         self.threshold = threshold
         self._terms: dict[str, dict[str, float]] = {}
         self._anchors: dict[str, dict[str, float]] = {}
+        self._scored: list[Pair] | None = None
         self._build()
 
     # -- representation ------------------------------------------------------------------
@@ -250,8 +251,12 @@ class Detector:
     def scored(self, ids: Iterable[str] | None = None) -> list[Pair]:
         """Every candidate pair with its similarity, best first. A revert and what it
         reverts are not duplicates (that is a supersession), so such pairs are left out."""
+        if ids is None and self._scored is not None:
+            return self._scored
         out = [self.score(a, b) for a, b in self.candidates(ids) if not self.reverts(a, b)]
         out.sort(key=lambda p: (-p.score, p.a, p.b))
+        if ids is None:
+            self._scored = out
         return out
 
     def reverts(self, a: str, b: str) -> bool:
@@ -321,7 +326,8 @@ def merge(base: Memory, other: Memory, *, updated: str) -> Memory:
     extra = unique_sentences(base, other)
     body = base.body.rstrip()
     if extra:
-        body = (body + "\n\n" if body else "") + " ".join(extra)
+        said = " ".join(s if s[-1] in ".!?:;" else s + "." for s in extra)
+        body = (body + "\n\n" if body else "") + said
 
     def union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(dict.fromkeys((*a, *b)))

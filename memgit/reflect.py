@@ -320,6 +320,9 @@ class _Engine:
                                   f"{memory.confidence:g} -> {confidence:g}",
                                   "it points at code that is no longer there", evidence, (change,)))
             else:
+                text = f"{memory.title}\n{memory.body}"
+                evidence += tuple(f"the text still says `{f.path}`: edit it by hand if it should say `{f.new}`"
+                                  for f in renamed if f.path in text)
                 change = self.edit(memory, **_renamed_fields(memory, renamed))
                 self.add(Proposal("rename-anchor", "stale", (memory.id,),
                                   f'update the paths of "{_short(memory.title)}"',

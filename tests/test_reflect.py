@@ -101,7 +101,7 @@ def test_duplicates_phrased_differently_are_merged_into_the_better_memory(mem: m
         f"created: 2026-11-20T10:00:00+00:00\nupdated: {STAMP}\nfiles:\n- src/config.py\n"
         "supersedes:\n- m-a2\n---\n\n"
         "Callers need the path of the loaded file to report errors against it, so parse_config returns "
-        "the path together with the Config.\n\nWhy parse_config gives back the path as well as the Config "
+        "the path together with the Config.\n\nWhy parse_config gives back the path as well as the Config. "
         "Do not change it to return only the Config.\n"
     )
 
