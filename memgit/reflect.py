@@ -321,8 +321,9 @@ class _Engine:
                                   "it points at code that is no longer there", evidence, (change,)))
             else:
                 text = f"{memory.title}\n{memory.body}"
-                evidence += tuple(f"the text still says `{f.path}`: edit it by hand if it should say `{f.new}`"
-                                  for f in renamed if f.path in text)
+                evidence += tuple(dict.fromkeys(
+                    f"the text still says `{f.path}`: edit it by hand if it should say `{f.new}`"
+                    for f in renamed if f.path in text))
                 change = self.edit(memory, **_renamed_fields(memory, renamed))
                 self.add(Proposal("rename-anchor", "stale", (memory.id,),
                                   f'update the paths of "{_short(memory.title)}"',
@@ -342,7 +343,7 @@ class _Engine:
             if memory.kind == "checkpoint":
                 expires = parse_time(memory.expires)
                 if expires is not None and expires < self.i.now:
-                    self._archive(memory, "eviction", f"the checkpoint expired on {memory.expires[:10]}",
+                    self._archive(memory, "eviction", f"the checkpoint expired on {(memory.expires or '')[:10]}",
                                   (f"expires {memory.expires}",))
                     continue
                 if age is not None and age > c.reflect_checkpoint_ttl_days:

@@ -95,11 +95,11 @@ def load(folder: Path | None) -> Usage:
                 one.last_recalled = when
     for record in _lines(folder / FEEDBACK):
         when = parse_time(str(record.get("ts", "")))
-        mid, verdict = record.get("id"), record.get("verdict")
-        if when is None or not isinstance(mid, str) or verdict not in VERDICTS:
+        found_id, verdict = record.get("id"), record.get("verdict")
+        if when is None or not isinstance(found_id, str) or verdict not in VERDICTS:
             continue
-        usage.feedback_events.append((when, mid, str(verdict)))
-        one = usage.by_id[mid]
+        usage.feedback_events.append((when, found_id, str(verdict)))
+        one = usage.by_id[found_id]
         one.verdicts[str(verdict)] += 1
         if verdict == "used":
             one.used_sessions.add(str(record.get("session") or when.date().isoformat()))
