@@ -6,20 +6,21 @@ The CLI, and later the hooks and the MCP server, only call these methods.
 from __future__ import annotations
 
 import builtins  # `Memgit.list` shadows the builtin inside the class
-import hashlib
 import os
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo, lookup
+from memgit import gitrepo, lookup, patch
 from memgit.history import Change, changes_of
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
+from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store import Store
 from memgit.writer import Writer, check_fields
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from memgit.recall import Hit
     from memgit.upkeep import Outcome
 
-MEMORY_DIR = ".memory"
 Warn = Callable[[str], None]
 
 
@@ -89,21 +89,33 @@ class Memgit:
         self.warm = warm
         self.repo = repo
         self.warn = warn
-        self._config: config_mod.Config | None = None
-        self._index: Any = None
+        self._session = Session(memory_dir, repo, warn, warm=warm, store=self._store_for)
         self._writer: Writer | None = None
 
     # -- plumbing ------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """Close the index; the store stays usable (the next call opens it again)."""
+        self._session.close()
+
+    def __enter__(self) -> "Memgit":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     @property
     def config(self) -> config_mod.Config:
-        if self._config is None:
-            self._config = config_mod.load(self.memory_dir if self.memory_dir.is_dir() else None)
-        return self._config
+        """The settings, read again when `.memory/config.toml` changes."""
+        return self._session.config
 
     @property
     def store(self) -> Store:
-        return Store(self.memory_dir, self.config.kinds)
+        return self._store_for(self.config)
+
+    def _store_for(self, config: config_mod.Config) -> Store:
+        repo = self.repo  # git tells an original from a copy that repeats its id
+        return Store(self.memory_dir, config.kinds, partial(gitrepo.first_added, repo) if repo else None)
 
     def _require_store(self) -> None:
         if not self.memory_dir.is_dir():
@@ -121,7 +133,7 @@ class Memgit:
 
     def _load(self) -> list[Memory]:
         loaded = self.store.load()
-        for problem in loaded.problems:
+        for problem in loaded.skipped if not self._session.opened else ():  # else the index said it
             self.warn(f"skipping {problem} (see 'memgit lint')")
         return loaded.memories
 
@@ -145,7 +157,6 @@ class Memgit:
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
             # Also commits a config an earlier, interrupted init left uncommitted.
             self.writer.commit([config_path], "memory: init", commit)
-        self._config = None
         return created
 
     def remember(
@@ -176,7 +187,8 @@ class Memgit:
             raise MemgitError(f"the text {reason}; nothing was saved")
         title, body = fmt.split_title(text, title)
         if not allow_secret:
-            _refuse_secrets(f"{title}\n{body}")
+            _refuse_secrets(Memory("-", title, body, entity=entity, task_id=task_id, tags=tuple(tags),
+                                   files=tuple(files), symbols=tuple(symbols)))
         budget = self.config.memory_token_budget
         tokens = fmt.count_tokens(body)
         if tokens > budget and not force:
@@ -332,9 +344,10 @@ class Memgit:
 
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
-            _refuse_secrets(f"{new.title}\n{new.body}")
+            _refuse_secrets(new)
+        self.writer.text_of(new)  # every value memgit writes is valid
         change = self.writer.change(message, commit)
-        change.write(new.path, self.writer.text_of(new))
+        change.write(new.path, patch.edited(self.store, old, new))  # only the lines of the fields that changed
         self.writer.land(change)
         return new
 
@@ -356,7 +369,7 @@ class Memgit:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
             archived = replace(memory, status="archived", updated=now())
             change = self.writer.change(f'memory: forget "{_short(memory.title)}"', commit)
-            change.write(archived.path, self.writer.text_of(archived))
+            change.write(archived.path, patch.edited(self.store, memory, archived))
             self.writer.land(change)
             return archived
 
@@ -415,8 +428,10 @@ class Memgit:
         allow_secret: bool = False,
         commit: bool = True,
         progress: Callable[[int], None] | None = None,
+        embed_progress: Callable[[int, int], None] | None = None,
     ) -> "ImportReport":
-        """Import memories from JSON Lines in one commit; bad lines are reported and skipped."""
+        """Import memories from JSON Lines in one commit; bad lines are reported and skipped.
+        Then embed them (`embed_progress(done, total)`; an interrupted run is resumed later)."""
         self._require_store()
         with self.writer.writing():
             existing = self._current()
@@ -438,37 +453,21 @@ class Memgit:
                 taken.add(rel)
                 change.write(rel, fmt.dump(replace(memory, path=rel)))
             report.commit = self.writer.land(change)
+        if memories:
+            self.index.embed_pending(progress=embed_progress)
         return report
 
     # -- recall: the index hangs here -----------------------------------------------------
 
     def index_path(self) -> Path:
         """Where this folder's index lives: in the git dir, or the user's cache outside git."""
-        if self.repo is not None:
-            base = self.repo.git_dir / "memgit"
-            if self.memory_dir == self.repo.root / MEMORY_DIR:
-                return base / "index.db"
-        else:
-            cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-            base = cache / "memgit"
-        digest = hashlib.sha1(os.fsencode(self.memory_dir)).hexdigest()[:12]
-        return base / f"index-{digest}.db"
+        return index_path(self.memory_dir, self.repo)
 
     @property
     def index(self) -> "Index":
         """The SQLite index, opened (and migrated) on first use."""
-        if self._index is None:
-            self._require_store()
-            from memgit.index import Index
-
-            self._index = Index(
-                self.index_path(),
-                self.store,
-                self.config.index_embedder,
-                warn=self.warn,
-                warm=self.warm and self.config.index_warm,
-            )
-        return self._index
+        self._require_store()
+        return self._session.index()
 
     def recall(
         self,
@@ -595,17 +594,17 @@ def _short(title: str, limit: int = 60) -> str:
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
-def _find_secrets(text: str) -> list[Any]:
-    from memgit.credentials import find_secrets  # write paths only: recall need not pay for it
+def _find_secrets(memory: Memory) -> list[Any]:
+    from memgit.credentials import find_in_memory  # write paths only: recall need not pay for it
 
-    return find_secrets(text)
+    return find_in_memory(memory)
 
 
-def _refuse_secrets(text: str) -> None:
-    found = _find_secrets(text)
+def _refuse_secrets(memory: Memory) -> None:
+    found = _find_secrets(memory)
     if found:
         first = found[0]
         raise MemgitError(
-            f"this looks like a secret ({first.pattern}, line {first.line}: {first.excerpt}); "
+            f"this looks like a secret in {first.where} ({first.pattern}: {first.excerpt}); "
             "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
         )

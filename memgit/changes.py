@@ -39,11 +39,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory import Memory, is_memory_file
 from memgit.store import Store
+
+if TYPE_CHECKING:
+    from memgit.db import Database
 
 #: Files stat'ed per call for in-place edits (5-7 ms here); a store this size is checked in full.
 ROLLING_FILES = 1000
@@ -75,7 +78,7 @@ class Scan:
 
 @dataclass
 class Parsed:
-    """A changed file, read: its memory, or why it has none."""
+    """A changed file, read: its memory (read liberally), or why it has none."""
 
     rel: str
     stat: Stat
@@ -103,13 +106,14 @@ def stat(path: Path | str) -> Stat | None:
 
 
 class Detector:
-    """Compares the memory folder with the `files` and `dirs` tables of an index connection.
+    """Compares the memory folder with the `files` and `dirs` tables of an index database.
 
     It only reads the database; the index applies what it finds.
     """
 
-    def __init__(self, conn: Any, store: Store) -> None:
-        self.conn = conn
+    def __init__(self, db: Database, store: Store) -> None:
+        self.db = db
+        self.conn = db.conn
         self.store = store
         self.root = Path(store.root)
         self.rolling = ROLLING_FILES
@@ -168,7 +172,7 @@ class Detector:
                     if not entry.is_symlink() and rel not in known_dirs and rel not in scan.dirs:
                         self._scan_dir(rel, scan, now, known_dirs, stat_all=True)
                     continue
-                if not name.endswith(".md"):
+                if not is_memory_file(name):
                     continue
                 if entry.is_symlink():
                     continue  # never a memory (see Store.iter_files)
@@ -196,10 +200,9 @@ class Detector:
         if n_files <= self.rolling:
             rows = self.conn.execute("SELECT rel, size, mtime_ns, dir FROM files").fetchall()
         else:
-            row = self.conn.execute("SELECT value FROM meta WHERE key = 'cursor'").fetchone()
             rows = self.conn.execute(
                 "SELECT rel, size, mtime_ns, dir FROM files WHERE rel > ? ORDER BY rel LIMIT ?",
-                (row[0] if row else "", self.rolling)).fetchall()
+                (self.db.meta("cursor") or "", self.rolling)).fetchall()
             if len(rows) < self.rolling:  # wrap around
                 rows += self.conn.execute(
                     "SELECT rel, size, mtime_ns, dir FROM files ORDER BY rel LIMIT ?",
@@ -232,4 +235,4 @@ class Detector:
             return Parsed(rel, st, "", None, [str(exc)])
         sha = hashlib.sha1(data).hexdigest()
         memory, problems = fmt.check(data, rel, self.store.kinds)
-        return Parsed(rel, st, sha, memory if not problems else None, [str(p) for p in problems])
+        return Parsed(rel, st, sha, memory, [str(p) for p in problems])

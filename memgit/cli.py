@@ -45,6 +45,27 @@ def _open(ctx: click.Context) -> "Memgit":
     return open_store(obj.get("path", "."), memory_dir=obj.get("memory_dir"), warn=_warn, warm=True)
 
 
+class _Bars:
+    """Progress bars on stderr, one after another: a bar with a new label ends the last one."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._label = ""
+
+    def show(self, label: str, done: int, total: int) -> None:
+        if self._bar is None or label != self._label:
+            self.close()
+            self._bar = click.progressbar(length=total, label=label, file=sys.stderr)
+            self._bar.__enter__()
+            self._label = label
+        self._bar.update(done - self._bar.pos)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
 def _json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -348,8 +369,17 @@ def import_(ctx: click.Context, source: Any, allow_secret: bool, no_commit: bool
     """Import memories from a JSON Lines file ('-' for stdin) in one commit."""
     lines = source.readlines()
     mem = _open(ctx)
-    with click.progressbar(length=len(lines), label="importing", file=sys.stderr) as bar:
-        report = mem.import_jsonl(lines, allow_secret=allow_secret, commit=not no_commit, progress=bar.update)
+    bars, read = _Bars(), [0]
+
+    def importing(n: int) -> None:
+        read[0] += n
+        bars.show("importing", read[0], len(lines))
+
+    try:
+        report = mem.import_jsonl(lines, allow_secret=allow_secret, commit=not no_commit, progress=importing,
+                                  embed_progress=lambda done, total: bars.show("embedding", done, total))
+    finally:
+        bars.close()
     for message in report.skipped:
         click.echo(f"skipped {message}", err=True)
     for message in report.warnings:
@@ -439,20 +469,11 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
 def reindex(ctx: click.Context) -> None:
     """Rebuild the index from the memory files, embedding every memory (resumable)."""
     mem = _open(ctx)
-    bar: Any = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = click.progressbar(length=total, label="embedding", file=sys.stderr)
-            bar.__enter__()
-        bar.update(done - bar.pos)
-
+    bars = _Bars()
     try:
-        report = mem.reindex(progress=progress)
+        report = mem.reindex(progress=lambda done, total: bars.show("embedding", done, total))
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
+        bars.close()
     click.echo(f"indexed {report.added + report.changed} memories, embedded {report.embedded}", err=True)
 
 

@@ -32,6 +32,8 @@ DEFAULT_TOML = """\
 #                           # "onnx:/path/to/model.onnx" or "package.module:factory"
 # warm = true               # keep the model loaded in a small background process between
 #                           # CLI calls (exits after 15 idle minutes); false: load it per call
+# background = true         # after a big pull, embed the new memories in a low-priority
+#                           # background process; false: until 'memgit reindex' or an import
 
 [recall]
 # k = 5                     # memories returned by 'memgit recall'
@@ -69,6 +71,7 @@ class Config:
     memory_kinds: tuple[str, ...] = ()
     index_embedder: str = "minilm"
     index_warm: bool = True
+    index_background: bool = True
     recall_k: int = 5
     recall_min_score: float = 0.25
     recall_task_widen: float = 0.7

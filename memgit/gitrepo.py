@@ -369,3 +369,19 @@ def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[
             shas.append(parent)
         git("update-ref", f"refs/heads/{branch}", parent, "0" * 40)
     return shas
+
+
+def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:
+    """The order in which git first committed each file (0 first; one commit, one number); a
+    file never committed is left out. Tells a memory file from a later copy of it."""
+    rels = {os.path.relpath(path, repo.root).replace(os.sep, "/"): path for path in paths}
+    result = _run(["-c", "core.quotePath=false", "log", "--reverse", "--diff-filter=A", "--format=%x01",
+                   "--name-only", "--", *rels], repo.root)
+    out: dict[Path, int] = {}
+    order = -1
+    for line in result.stdout.splitlines() if result.returncode == 0 else ():
+        if line == "\x01":
+            order += 1
+        elif line in rels and rels[line] not in out:
+            out[rels[line]] = order
+    return out

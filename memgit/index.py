@@ -14,8 +14,8 @@ on the development sets) and CJK pre-segmented into bigrams by `memgit.fts`. On
 tests/data/cjk (50 memories, 30 zh/ja/ko/mixed questions), FTS5 recall@5 was: plain
 `unicode61` 0.283, `trigram` 0.517, bigrams (this) 0.950; unigrams added to the bigrams
 changed nothing and double the CJK postings. The channel queries are in
-`memgit.channels`, the vectors in `memgit.vectors`, connection and schema in
-`memgit.sqlite`.
+`memgit.channels`, the vectors in `memgit.vectors`, the connection, transactions and
+corruption handling in `memgit.db`, the driver and schema in `memgit.sqlite`.
 
 Measured on generated stores in one folder (keywords only; 2 cores shared with other
 work): search p50 4-5 ms at 10k and 17 ms at 100k (p95 16 / 38 ms); recall including the
@@ -25,10 +25,9 @@ change check p50 9.4 ms at 10k, 21 ms at 100k; a whole cold `recall` process at 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -37,16 +36,15 @@ from memgit import memory as fmt
 from memgit import sqlite as sq
 from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
+from memgit.db import Database
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory import Memory, path_id
 from memgit.ranking import Channels
 from memgit.store import Store
 from memgit.vectors import Vectors, embed_text, text_sha
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
-
-_warned: set[str] = set()
 
 
 def _stderr(message: str) -> None:
@@ -55,7 +53,8 @@ def _stderr(message: str) -> None:
 
 @dataclass
 class SyncReport:
-    """What one `sync` did. `problems` are the files skipped this time (each warned once)."""
+    """What one `sync` did. `problems` are the files skipped this time: no text could be read
+    (`sync` warns about every skipped file on every command until it is fixed)."""
 
     added: int = 0
     changed: int = 0
@@ -84,121 +83,39 @@ class Index:
     """The index of one memory folder. See the module docstring for how it keeps in step."""
 
     def __init__(self, db_path: Path | None, store: Store, embedder_name: str = "minilm",
-                 warn: Warn = _stderr, *, warm: bool = False) -> None:
+                 warn: Warn = _stderr, *, warm: bool = False, background: bool = False) -> None:
         self.store = store
-        self.warm = warm  # use (and start) the warm embedder process: see memgit.warm
         self.root = Path(store.root)
         self.db_path = db_path
         self.embedder_name = embedder_name.strip() or "none"
         self.warn = warn
-        self._sq = sq.driver()
-        self.vectors = Vectors(self)
-        self.in_memory = db_path is None
-        self.memory_reason: str | None = None
+        self.db = Database(db_path, warn)
+        # `warm`: use (and start) the warm embedder process (memgit.warm); `background`: embed
+        # many pending memories in a background job (memgit.embedjob).
+        self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background)
+        self.db.on_connect = self.vectors.attach
         self._qtok: Any = None  # the connection that has the temp.qtok table
-        self.conn = self._open()
+        self._skip_warned: set[tuple[str, str]] = set()
+        self._copy_of: dict[str, str] = {}  # during `_apply`: see there
+        self._demoted: list[str] = []
+        self.db.open()
 
-    # -- opening ---------------------------------------------------------------------------
+    @property
+    def conn(self) -> sq.Connection:
+        return self.db.conn
 
-    def _open(self) -> sq.Connection:
-        if self.db_path is not None:
-            try:
-                return self._open_file(self.db_path)
-            except self._sq.Error as exc:
-                self._use_memory(f"cannot open {self.db_path} ({exc})")
-            except OSError as exc:
-                self._use_memory(f"cannot create {self.db_path.parent} ({exc.strerror or exc})")
-        conn = sq.connect(self._sq, ":memory:")
-        self._check_fts(conn)
-        sq.migrate(conn)
-        self.vectors.attach(conn)
-        return conn
+    @property
+    def in_memory(self) -> bool:
+        """True when the index could not use its file and answers from a fresh in-memory one."""
+        return self.db.in_memory
 
-    def _use_memory(self, why: str) -> None:
-        self.in_memory = True
-        self.memory_reason = why
-        self._warn_once(f"memory:{self.db_path}",
-                        f"{why}; recalling from a fresh in-memory index (keywords and anchors only)")
-
-    def _open_file(self, path: Path) -> sq.Connection:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for attempt in (1, 2):
-            conn = None
-            try:
-                conn = sq.connect(self._sq, str(path))
-                self._check_fts(conn)
-                self.vectors.attach(conn)  # before migrating: the 2 -> 3 upgrade reads the old vec0 table
-                sq.migrate(conn)
-                conn.execute("SELECT count(*) FROM meta").fetchone()
-                return conn
-            except self._sq.DatabaseError as exc:  # "file is not a database", "malformed"
-                if conn is not None:
-                    conn.close()
-                if type(exc) is not self._sq.DatabaseError or attempt == 2:
-                    raise  # locked, read-only...: the caller falls back to memory
-                self.warn(f"the index {path} was unreadable ({exc}); rebuilding it")
-                _delete_db(path)
-        raise AssertionError("unreachable")
-
-    def _check_fts(self, conn: sq.Connection) -> None:
-        if not sq.has_fts5(conn):
-            raise MemgitError("this Python's SQLite has no FTS5; install pysqlite3-binary "
-                              "(`pip install pysqlite3-binary`) or use a Python built with FTS5")
-
-    def _warn_once(self, key: str, message: str) -> None:
-        if key not in _warned:
-            _warned.add(key)
-            self.warn(message)
-
-    def _reset(self) -> None:
-        """Throw a corrupt database away and start again (the files are the truth)."""
-        try:
-            self.conn.close()
-        except Exception:
-            pass
-        if self.db_path is not None and not self.in_memory:
-            self.warn(f"the index {self.db_path} is corrupt; rebuilding it")
-            _delete_db(self.db_path)
-        self.conn = self._open()
-
-    def _guard(self, call: Callable[[], Any]) -> Any:
-        """Run `call`; on a corrupt database, rebuild it from the files and run it again."""
-        try:
-            return call()
-        except self._sq.DatabaseError as exc:
-            # SQLITE_CORRUPT and SQLITE_NOTADB raise the base class itself; its subclasses
-            # (locked, busy, read-only, constraint) are not corruption.
-            if type(exc) is not self._sq.DatabaseError:
-                raise
-            self._reset()
-            return call()
+    @property
+    def memory_reason(self) -> str | None:
+        return self.db.memory_reason
 
     def close(self) -> None:
-        self.conn.close()
-
-    # -- small helpers -------------------------------------------------------------------
-
-    def _meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def _set_meta(self, key: str, value: str | None) -> None:
-        if value is None:
-            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
-        else:
-            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
-    def _begin(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-
-    def _commit(self) -> None:
-        self.conn.execute("COMMIT")
-
-    def _rollback(self) -> None:
-        try:
-            self.conn.execute("ROLLBACK")
-        except self._sq.Error:
-            pass
+        """Close the database; the index cannot be used afterwards."""
+        self.db.close()
 
     @property
     def vectors_on(self) -> bool:
@@ -215,7 +132,8 @@ class Index:
         """Bring the index in step with the files; see the module docstring.
 
         `embed`: "auto" embeds pending memories when there are at most `AUTO_EMBED_MAX` of
-        them (else warns once and leaves them to `memgit reindex`), "all" embeds every
+        them (else starts the background job of `memgit.embedjob` for an index opened with
+        `background=True`, or warns once and leaves them to `memgit reindex`), "all" embeds every
         pending memory in committed batches (resumable) calling `progress(done, total)`,
         "none" never embeds. `full=True` stats every file instead of trusting folder mtimes.
         """
@@ -224,22 +142,40 @@ class Index:
         started = time.perf_counter()
         report = SyncReport(full=full)
         try:
-            self._guard(lambda: self._sync_files(report, full))
-        except self._sq.Error as exc:  # busy past the timeout, read-only: answer from what we have
-            self._warn_once(f"sync:{exc}", f"could not update the index ({exc}); answering from the last update")
+            self.db.guard(lambda: self._sync_files(report, full))
+        except self.db.driver.Error as exc:  # busy past the timeout, read-only: answer from what we have
+            self.db.warn_once(f"sync:{exc}",
+                              f"could not update the index ({exc}); answering from the last update")
+        self._warn_skipped()
         self._embed_step(report, embed, progress)
         report.seconds = time.perf_counter() - started
         return report
 
+    def _warn_skipped(self) -> None:
+        """Say which files are no memory at all (no text could be read), once per command
+        (per `Index`), on every command until they are fixed: such a file is invisible
+        otherwise. Files with lesser problems are indexed; `memgit lint` reports those."""
+        try:
+            rows = self.conn.execute(
+                "SELECT rel, problem FROM files WHERE memory_id IS NULL AND problem IS NOT NULL "
+                "ORDER BY rel").fetchall()
+        except self.db.driver.Error:
+            return
+        for rel, problem in rows:
+            if (rel, problem) not in self._skip_warned:
+                self._skip_warned.add((rel, problem))
+                self.warn(f"skipping {problem} (see 'memgit lint')")
+
     def _embed_step(self, report: SyncReport, embed: str, progress: Progress | None) -> None:
         if embed != "none" and self.vectors_on and not self.in_memory:
             try:
-                self._guard(lambda: self.vectors.embed_pending(report, embed, progress))
-            except self._sq.Error as exc:
-                self._warn_once(f"embed:{exc}", f"could not store vectors ({exc})")
+                report.embedded, report.pending_vectors = self.db.guard(
+                    lambda: self.vectors.embed_pending(embed, progress))
+            except self.db.driver.Error as exc:
+                self.db.warn_once(f"embed:{exc}", f"could not store vectors ({exc})")
 
     def _sync_files(self, report: SyncReport, full: bool) -> None:
-        scan = changes.Detector(self.conn, self.store).detect(full)
+        scan = changes.Detector(self.db, self.store).detect(full)
         report.checked = scan.checked
         if not scan:
             if scan.cursor is not None:
@@ -247,39 +183,39 @@ class Index:
             return
         now = time.time_ns()
         parsed: list[Parsed] = []
-        detector = changes.Detector(self.conn, self.store)
+        detector = changes.Detector(self.db, self.store)
         for rel in sorted(scan.changed):
             item = detector.read(rel, scan.changed[rel], now)
             if item is None:
                 scan.removed.add(rel)
             else:
                 parsed.append(item)
-        self._begin()
-        try:
+        with self.db.transaction():
             self._apply(scan, parsed, report)
             if scan.cursor is not None:
-                self._set_meta("cursor", scan.cursor)
-            self._set_meta("last_sync", str(time.time()))
-            self._commit()
-        except BaseException:
-            self._rollback()
-            raise
+                self.db.set_meta("cursor", scan.cursor)
+            self.db.set_meta("last_sync", str(time.time()))
 
     def _write_cursor(self, cursor: str) -> None:
         self.conn.execute("PRAGMA busy_timeout = 50")  # never wait long just for the cursor
         try:
-            self._set_meta("cursor", cursor)
-        except self._sq.OperationalError:
+            self.db.set_meta("cursor", cursor)
+        except self.db.driver.OperationalError:
             pass  # busy or read-only: the next call moves on from the old cursor
         finally:
             self.conn.execute(f"PRAGMA busy_timeout = {sq.BUSY_TIMEOUT_MS}")
 
     def _apply(self, scan: Scan, parsed: list[Parsed], report: SyncReport) -> None:
         conn = self.conn
+        row = conn.execute("SELECT value FROM meta WHERE key = 'copies'").fetchone()
+        # rel -> the id a copied file declares; it is indexed under its path id (Store.load).
+        self._copy_of = json.loads(row[0]) if row and row[0] else {}
+        self._demoted = []
         orphans: set[str] = set()  # memory ids whose file went away, unless re-claimed below
         for rel in sorted(scan.removed):
             row = conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()
             conn.execute("DELETE FROM files WHERE rel = ?", (rel,))
+            self._copy_of.pop(rel, None)
             if row and row[0] and not row[1]:
                 orphans.add(row[0])
         for rel_dir in scan.dirs_removed:
@@ -291,28 +227,44 @@ class Index:
         while True:
             for item in queue:
                 self._apply_file(item, orphans, report)
+            gone: set[str] = set()
             for memory_id in sorted(orphans):
                 row = conn.execute("SELECT doc, rel FROM memories WHERE id = ?", (memory_id,)).fetchone()
                 if row and conn.execute(
                         "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                         (row[1], memory_id)).fetchone() is None:
                     self._delete_doc(row[0])
+                    gone.add(memory_id)
                     report.removed += 1
             orphans.clear()
-            # A duplicate whose original went away now owns its id: read it again.
-            queue = []
-            for (rel,) in conn.execute(
+            # A copy whose original went away now owns its id, and an original found after its
+            # copy demotes the copy: read those files again.
+            again = [rel for rel, declared in self._copy_of.items() if declared in gone] + self._demoted
+            self._demoted = []
+            again += [rel for (rel,) in conn.execute(
                     "SELECT rel FROM files WHERE problem IS NOT NULL AND memory_id IS NOT NULL "
-                    "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY rel").fetchall():
-                if rel in retried:
-                    continue
+                    "AND memory_id NOT IN (SELECT id FROM memories) ORDER BY rel").fetchall()]
+            queue = []
+            for rel in sorted(set(again) - retried):
                 retried.add(rel)
+                self._forget_file(rel)
                 st = changes.stat(self.root / rel)
-                again = changes.Detector(self.conn, self.store).read(rel, st, time.time_ns()) if st else None
-                if again is not None:
-                    queue.append(again)
+                reread = changes.Detector(self.db, self.store).read(rel, st, time.time_ns()) if st else None
+                if reread is not None:
+                    queue.append(reread)
             if not queue:
                 break
+        self.db.set_meta("copies", json.dumps(self._copy_of, sort_keys=True) if self._copy_of else None)
+
+    def _forget_file(self, rel: str) -> None:
+        """Drop what the index holds for one file, so that reading it again starts afresh."""
+        row = self.conn.execute("SELECT memory_id, problem FROM files WHERE rel = ?", (rel,)).fetchone()
+        if row and row[0] and not row[1]:
+            doc = self.conn.execute("SELECT doc FROM memories WHERE id = ? AND rel = ?", (row[0], rel)).fetchone()
+            if doc:
+                self._delete_doc(doc[0])
+        self.conn.execute("DELETE FROM files WHERE rel = ?", (rel,))
+        self._copy_of.pop(rel, None)
 
     def _apply_file(self, item: Parsed, orphans: set[str], report: SyncReport) -> None:
         conn = self.conn
@@ -322,16 +274,14 @@ class Index:
             conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ino = ? WHERE rel = ?",
                          (*item.stat, item.rel))
             return
+        self._copy_of.pop(item.rel, None)
         if before and before[1] and not before[2]:
             orphans.add(before[1])  # this file held that memory; it may hold another now
         memory_id: str | None = None
         problem: str | None = None
         memory = item.memory
-        if memory is None:
+        if memory is None:  # no text at all: `sync` warns about it on every command (see _warn_skipped)
             problem = "; ".join(item.problems) or f"{item.rel}: unreadable"
-            if not (before and before[0] == item.sha and before[2]):
-                for text in item.problems:
-                    self.warn(f"skipping {text} (see 'memgit lint')")
             report.problems.extend(item.problems)
         else:
             memory_id = memory.id
@@ -339,6 +289,17 @@ class Index:
             owner_alive = row is not None and row[1] != item.rel and conn.execute(
                 "SELECT 1 FROM files WHERE rel = ? AND memory_id = ? AND problem IS NULL",
                 (row[1], memory.id)).fetchone() is not None
+            if owner_alive and self.store.original([row[1], item.rel], memory.id) == item.rel:
+                self._forget_file(row[1])  # that file is a copy of this one: read it again as one
+                self._demoted.append(row[1])
+                row, owner_alive = None, False
+            elif owner_alive and conn.execute("SELECT 1 FROM memories WHERE id = ? AND rel != ?",
+                                              (path_id(item.rel), item.rel)).fetchone() is None:
+                self._copy_of[item.rel] = memory.id  # a copy: indexed under its path id (Store.load)
+                memory = replace(memory, id=path_id(item.rel))
+                memory_id = memory.id
+                row = conn.execute("SELECT doc, rel, vec_sha FROM memories WHERE id = ?", (memory.id,)).fetchone()
+                owner_alive = False
             if owner_alive:
                 problem = f"{item.rel}: duplicate id {memory.id!r} (also in {row[1]}); give one a new id"
                 if not (before and before[0] == item.sha):
@@ -401,6 +362,12 @@ class Index:
         conn.execute("DELETE FROM anchors WHERE doc = ?", (doc,))
         conn.execute("DELETE FROM memories WHERE doc = ?", (doc,))
 
+    def embed_pending(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the index in step with the files and embed every memory still without a
+        vector, in committed batches (resumable), calling `progress(done, total)`: what
+        `import` does once its memories are committed."""
+        return self.sync(embed="all", progress=progress)
+
     # -- rebuild ---------------------------------------------------------------------------
 
     def rebuild(self, progress: Progress | None = None, *, embed: str = "all") -> SyncReport:
@@ -414,33 +381,24 @@ class Index:
         started = time.perf_counter()
 
         def forget_files() -> None:
-            self._begin()
-            try:
-                self.conn.execute("DELETE FROM files")
-                self.conn.execute("DELETE FROM dirs")
-                self._set_meta("cursor", None)
-                self._commit()
-            except BaseException:
-                self._rollback()
-                raise
+            with self.db.transaction() as conn:
+                conn.execute("DELETE FROM files")
+                conn.execute("DELETE FROM dirs")
+                self.db.set_meta("cursor", None)
+                self.db.set_meta("copies", None)
 
-        self._guard(forget_files)
+        self.db.guard(forget_files)
         report = self.sync(embed="none", full=True)
 
         def prune() -> None:  # memories no file claims any more
-            self._begin()
-            try:
-                for (doc,) in self.conn.execute(
+            with self.db.transaction() as conn:
+                for (doc,) in conn.execute(
                         "SELECT doc FROM memories WHERE id NOT IN (SELECT memory_id FROM files "
                         "WHERE problem IS NULL AND memory_id IS NOT NULL)").fetchall():
                     self._delete_doc(doc)
                     report.removed += 1
-                self._commit()
-            except BaseException:
-                self._rollback()
-                raise
-    
-        self._guard(prune)
+
+        self.db.guard(prune)
         self._embed_step(report, embed, progress)
         report.full = True
         report.seconds = time.perf_counter() - started
@@ -459,7 +417,7 @@ class Index:
         ignoring case; `channels.vectorless`, the keyword and anchor candidates with no
         vector yet. See `memgit.channels` for each channel's strength.
         """
-        found: Found = self._guard(lambda: self._search(query, limit, include_archived, task_id, kinds))
+        found: Found = self.db.guard(lambda: self._search(query, limit, include_archived, task_id, kinds))
         return found
 
     def _search(self, query: str, limit: int, include_archived: bool, task_id: str | None,
@@ -473,9 +431,7 @@ class Index:
             self._qtok = self.conn
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
-        conn = self.conn
-        conn.execute("BEGIN")
-        try:
+        with self.db.snapshot() as conn:
             keyword = channels.keyword(conn, query, limit, where, args)
             anchor = channels.anchor(conn, query, limit, where, args)
             vector = (None if query_vector is None
@@ -483,8 +439,6 @@ class Index:
             exact = channels.exact(conn, query, where, args)
             vectorless = (frozenset() if vector is None else channels.vectorless(
                 conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
-        finally:
-            self._rollback()
         return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact)
 
     # -- reading memories -----------------------------------------------------------------
@@ -495,7 +449,7 @@ class Index:
     def all_memories(self) -> list[tuple[Memory, int]]:
         """Every indexed memory, with its file's mtime in ns (for `memgit list`)."""
         cols = ", ".join("m." + c.strip() for c in self._COLUMNS.split(","))
-        rows = self._guard(lambda: self.conn.execute(
+        rows = self.db.guard(lambda: self.conn.execute(
             f"SELECT {cols}, f.mtime_ns FROM memories m LEFT JOIN files f ON f.rel = m.rel").fetchall())
         return [(_row_memory(row[:-1]), int(row[-1] or 0)) for row in rows]
 
@@ -509,13 +463,18 @@ class Index:
     def memories(self, ids: Iterable[str]) -> dict[str, Memory]:
         """The indexed memories among `ids`, by id."""
         ids = list(dict.fromkeys(ids))
-        out: dict[str, Memory] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(f"SELECT {self._COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
-                out[row[0]] = _row_memory(row)
-        return out
+
+        def read() -> dict[str, Memory]:
+            out: dict[str, Memory] = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT {self._COLUMNS} FROM memories WHERE id IN ({marks})"
+                for row in self.conn.execute(sql, chunk):
+                    out[row[0]] = _row_memory(row)
+            return out
+
+        return self.db.guard(read)
 
     _LOOKUPS = {
         "id": ("id = ?", lambda ref: (ref,)),
@@ -528,7 +487,7 @@ class Index:
         """`(id, path)` of up to 9 memories whose id is `ref` (`how="id"`), whose id starts
         with it ("prefix"), or whose title equals it ("title", "title_nocase")."""
         where, args = self._LOOKUPS[how]
-        rows = self._guard(lambda: self.conn.execute(
+        rows = self.db.guard(lambda: self.conn.execute(
             f"SELECT id, rel FROM memories WHERE {where} ORDER BY id LIMIT 9", args(ref)).fetchall())
         return [(str(r[0]), str(r[1])) for r in rows]
 
@@ -539,7 +498,7 @@ class Index:
         title_key = title.strip().casefold()
         # Without a body, end punctuation of the title does not count: "Use X." is "Use X".
         stem = title_key.rstrip(" .!;:") if not body.strip() else title_key
-        rows = self._guard(lambda: self.conn.execute(
+        rows = self.db.guard(lambda: self.conn.execute(
             f"SELECT {self._COLUMNS} FROM memories WHERE title_key >= ? AND title_key < ? AND status = 'active'",
             (stem, stem + "\U0010ffff")).fetchall())
         return [m for m in map(_row_memory, rows) if fmt.normalized_text(m.title, m.body) == key]
@@ -560,18 +519,21 @@ class Index:
                 "pending_vectors": one("SELECT count(*) FROM memories WHERE vec_sha IS NULL"),
                 "anchors": one("SELECT count(DISTINCT anchor_key) FROM anchors"),
                 "skipped_files": one("SELECT count(*) FROM files WHERE problem IS NOT NULL"),
+                "embedder_id": self.db.meta("embedder_id"),
+                "last_sync": self.db.meta("last_sync"),
+                "schema_version": sq.user_version(self.conn),
             }
-        data = self._guard(counts)
+        data = self.db.guard(counts)
         if not self.vectors_on or self.in_memory:
             data["pending_vectors"] = 0
-        size = 0
+        job = "no"
         if self.db_path is not None and not self.in_memory:
-            for suffix in ("", "-wal", "-shm"):
-                try:
-                    size += os.path.getsize(str(self.db_path) + suffix)
-                except OSError:
-                    pass
-        last = self._meta("last_sync")
+            from memgit import embedjob
+
+            pid = embedjob.running(self.db_path)
+            job = job if pid is None else f"running (pid {pid})"
+        last = data.pop("last_sync")
+        embedder_id, schema_version = data.pop("embedder_id"), data.pop("schema_version")
         reason = self.vectors_reason()
         return {
             "db_path": None if self.in_memory else str(self.db_path),
@@ -579,14 +541,15 @@ class Index:
             "in_memory_reason": self.memory_reason,
             **data,
             "embedder": self.embedder_name,
-            "embedder_id": self._meta("embedder_id"),
+            "embedder_id": embedder_id,
             "vectors_on": reason is None,
             "vectors_reason": reason,
             "channels": ["keyword", "anchor"] + (["vector"] if reason is None else []),
+            "embedding_in_background": job,
             "fts_tokenizer": sq.FTS_TOKENIZER + " + CJK bigrams",
-            "size_bytes": size,
+            "size_bytes": self.db.size_bytes(),
             "last_sync": float(last) if last else None,
-            "schema_version": sq.user_version(self.conn),
+            "schema_version": schema_version,
         }
 
 
@@ -602,10 +565,3 @@ def _row_memory(row: Sequence[Any]) -> Memory:
         status=status, expires=expires, extra=json.loads(extra or "{}"), path=rel,
     )
 
-
-def _delete_db(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(str(path) + suffix)
-        except OSError:  # gone already, or not ours to delete: the open that follows says why
-            pass

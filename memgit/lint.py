@@ -8,8 +8,10 @@ teammate's clone would not have it.
 from __future__ import annotations
 
 from memgit import gitrepo
+from memgit.credentials import find_in_memory
 from memgit import memory as fmt
 from memgit.memory import Problem
+from memgit.patch import with_id
 from memgit.store import Store
 from memgit.writer import Writer
 
@@ -20,17 +22,19 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     loaded = store.load()
     problems = list(loaded.problems)
     to_fix: list[str] = []
-    for memory in loaded.memories:
-        if not fmt.declares_id(store.path_of(memory.path).read_bytes()):
+    for memory in loaded.memories:  # files without an id, and copies: write their path id
+        if memory.path in loaded.copies or not fmt.declares_id(store.path_of(memory.path).read_bytes()):
             to_fix.append(memory.path)
-        for secret in _find_secrets(f"{memory.title}\n{memory.body}"):
-            problems.append(Problem(memory.path, 0, f"looks like a secret: {secret.pattern} ({secret.excerpt})"))
+        for secret in find_in_memory(memory):
+            problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
     if fix and (to_fix or writer.interrupted()):
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
             for rel in to_fix:
-                change.write(rel, fmt.insert_id(store.path_of(rel).read_bytes().decode("utf-8"), fmt.path_id(rel)))
+                change.write(rel, with_id(store, rel, fmt.path_id(rel)))
             writer.land(change)
+        # A copy given its own id is a copy no more.
+        problems = [p for p in problems if p.path not in loaded.copies or not p.message.startswith("duplicate id")]
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems
@@ -54,9 +58,3 @@ def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
             why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
         problems.append(Problem(rel, 0, why))
     return problems
-
-
-def _find_secrets(text: str) -> list:  # type: ignore[type-arg]
-    from memgit.credentials import find_secrets
-
-    return find_secrets(text)

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import re
 import secrets
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime
 from types import SimpleNamespace
 from typing import Any, Container, Mapping
 
@@ -187,15 +185,38 @@ def _yaml() -> SimpleNamespace:
             width=float("inf"),
         )
 
-    return SimpleNamespace(parse=frontmatter.parse, Handler=Handler, dump=dump, Error=yaml.YAMLError)
+    def split(text: str) -> tuple[str, str] | None:
+        # The same split as frontmatter.parse, for front-matter it could not load.
+        text = text.strip()
+        handler = YAMLHandler()
+        if not handler.detect(text):
+            return None
+        try:
+            front, content = handler.split(text)
+        except ValueError:
+            return None
+        return front, content.strip()
+
+    return SimpleNamespace(parse=frontmatter.parse, Handler=Handler, dump=dump, Error=yaml.YAMLError,
+                           load=load, split=split)
 
 
 # -- parse -------------------------------------------------------------------------------
 
 
+#: Memory files: `*.md` in any case and `*.markdown`; a README is documentation for people.
+_MEMORY_NAME = re.compile(r"(?i)(?!readme\.(?:md|markdown)\Z)[^.].*\.(?:md|markdown)\Z")
+
+
+def is_memory_file(name: str) -> bool:
+    """Whether a file name under the memory folder is a memory (`notes.md`, `Notes.MD`,
+    `notes.markdown`), not a README, a hidden file or something else."""
+    return _MEMORY_NAME.match(name) is not None
+
+
 def path_id(rel_path: str) -> str:
     """The id of a hand-written file without one: derived from its path, stable while it stays."""
-    stem = rel_path[:-3] if rel_path.endswith(".md") else rel_path
+    stem = re.sub(r"(?i)\.(?:md|markdown)\Z", "", rel_path)
     text = re.sub(r"[^A-Za-z0-9._-]+", "-", stem.replace("/", "."))
     text = text.strip("-.") or "memory"
     if not text[0].isalnum():
@@ -206,160 +227,19 @@ def path_id(rel_path: str) -> str:
     return text
 
 
-def _key_line(front: str, key: str) -> int:
-    """1-based line in the file of a front-matter key (`front` starts after the first `---`)."""
-    match = re.search(rf"^{re.escape(key)}\s*:", front, re.MULTILINE)
-    if not match:
-        return 1
-    return front.count("\n", 0, match.start()) + 1
+def original_first(rel_path: str, memory_id: str) -> tuple[bool, str]:
+    """Sort key for files that declare the same id: the original sorts first.
 
-
-def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
-    """Parse a memory file, returning the memory (None if unusable) and every problem found.
-
-    `kinds` are the valid kinds: the built-in ones plus any the config adds.
+    A copy keeps the id of the file it was copied from, but not its name: the original is
+    the file named for the id (memgit's `<slug>-<id without m->.md`, or the path the id was
+    derived from). `Store.original` asks git when names do not tell. The others are read
+    under their path id (`path_id`) and `memgit lint` names them.
     """
-    problems: list[Problem] = []
-
-    def problem(line: int, message: str) -> None:
-        problems.append(Problem(rel_path, line, message))
-
-    if isinstance(data, bytes):
-        if len(data) > MAX_FILE_BYTES:
-            problem(0, "file is over 1 MB; memory files are limited to 1 MB")
-            return None, problems
-        if b"\0" in data:
-            problem(0, "binary file (contains NUL bytes); memory files are UTF-8 Markdown")
-            return None, problems
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            problem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8")
-            return None, problems
-    else:
-        text = data
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-
-    front = ""
-    if text.startswith("---"):
-        end = re.search(r"^-{3,}\s*$", text[3:], re.MULTILINE)
-        if end is None and _FENCE.match(text):
-            problem(1, "the front-matter is never closed: add a '---' line after it")
-            return None, problems
-        front = text[3 : 3 + end.start()] if end else ""
-        if len(front.encode()) > MAX_FRONT_MATTER_BYTES:
-            problem(1, "front-matter is over 64 KB; keep memory metadata small")
-            return None, problems
-    y = _yaml()
-    handler = y.Handler()
-    try:
-        meta, body = y.parse(text, handler=handler)
-    except y.Error as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        problem(line, f"invalid YAML front-matter: {reason}")
-        return None, problems
-    except RecursionError:
-        problem(1, "the front-matter nests too deeply; memory metadata is flat")
-        return None, problems
-    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
-        problem(1, "front-matter must be a mapping of keys to values")
-        return None, problems
-
-    values: dict[str, Any] = {}
-    for name in TEXT_FIELDS:
-        value = meta.get(name)
-        if value is None or value == "":
-            continue
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            problem(_key_line(front, name), f"'{name}' must be text, not {type(value).__name__}")
-            continue
-        values[name] = str(value)
-    for name in TIME_FIELDS:
-        value = meta.get(name)
-        if value is None or value == "":
-            continue
-        if not isinstance(value, str) or not _valid_time(value):
-            problem(
-                _key_line(front, name),
-                f"'{name}' must be an ISO 8601 date or time with a timezone, "
-                f"e.g. 2026-11-30T10:00:00+00:00 (got {value!r})",
-            )
-            continue
-        values[name] = value
-    for name in LIST_FIELDS:
-        value = meta.get(name)
-        if value is None:
-            continue
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            value = [value]
-        if not isinstance(value, list) or not all(
-            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
-        ):
-            problem(_key_line(front, name), f"'{name}' must be a list of text items")
-            continue
-        values[name] = tuple(str(v) for v in value)
-
-    memory_id = values.get("id") or path_id(rel_path)
-    if not ID_RE.match(memory_id):
-        problem(
-            _key_line(front, "id"),
-            f"id {memory_id!r} is not valid: use letters, digits, '.', '_' and '-' "
-            "(first a letter or digit, at most 128)",
-        )
-    title = values.get("title") or _title_from_body(body) or memory_id
-    if "\n" in title:
-        problem(_key_line(front, "title"), "'title' must be one line")
-    kind = values.get("kind", "fact")
-    if kind not in kinds:
-        problem(_key_line(front, "kind"), f"unknown kind {kind!r}; use one of {', '.join(kinds)}")
-    source = values.get("source", "user")
-    if source not in SOURCES:
-        problem(_key_line(front, "source"), f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
-    status = values.get("status", "active")
-    if status not in STATUSES:
-        problem(_key_line(front, "status"), f"unknown status {status!r}; use active or archived")
-    confidence = meta.get("confidence")
-    if confidence is None:
-        confidence = DEFAULT_CONFIDENCE.get(source, 0.5)
-    elif isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        problem(_key_line(front, "confidence"), f"'confidence' must be a number from 0 to 1, not {confidence!r}")
-        confidence = 0.5
-    elif not 0.0 <= confidence <= 1.0 or math.isnan(confidence):
-        problem(_key_line(front, "confidence"), f"'confidence' is {confidence}; it must be from 0 to 1")
-    for name, value in (("title", title), ("body", body), *((n, values.get(n)) for n in TEXT_FIELDS if n != "title")):
-        reason = bad_text(value) if isinstance(value, str) else None
-        if reason:
-            problem(_key_line(front, name) if name != "body" else 0, f"'{name}' {reason}")
-    for name in LIST_FIELDS:
-        for item in values.get(name, ()):
-            reason = bad_text(item) or ("is empty or spans lines" if not item.strip() or "\n" in item else None)
-            if reason:
-                problem(_key_line(front, name), f"an item of '{name}' {reason}")
-    extra = {k: v for k, v in meta.items() if k not in FIELDS}
-    memory = Memory(
-        id=memory_id,
-        title=title,
-        body=body,
-        kind=kind,
-        entity=values.get("entity", ""),
-        confidence=float(confidence),
-        source=source,
-        task_id=values.get("task_id"),
-        created=values.get("created"),
-        updated=values.get("updated"),
-        tags=values.get("tags", ()),
-        files=values.get("files", ()),
-        symbols=values.get("symbols", ()),
-        supersedes=values.get("supersedes", ()),
-        status=status,
-        expires=values.get("expires"),
-        extra=extra,
-        path=rel_path,
-    )
-    return memory, problems
+    stem = rel_path.rsplit("/", 1)[-1]
+    stem = stem[: -len(stem.rsplit(".", 1)[-1]) - 1] if "." in stem else stem
+    suffix = memory_id[2:] if memory_id.startswith("m-") else memory_id
+    named = stem == suffix or stem.endswith("-" + suffix) or path_id(rel_path) == memory_id
+    return (not named, rel_path)
 
 
 _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -376,29 +256,66 @@ def bad_text(text: str) -> str | None:
     return f"holds a control character (U+{ord(char):04X}); remove it"
 
 
+def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
+    """Read a memory file liberally: the memory (None only when no text can be read at all)
+    and every problem `memgit lint` reports. See `memgit.lenient`."""
+    from memgit.lenient import check as read_liberally
+
+    return read_liberally(data, rel_path, kinds)
+
+
 def parse(data: bytes | str, rel_path: str = "", kinds: tuple[str, ...] = KINDS) -> Memory:
-    """Parse a memory file or raise MemgitError naming the first problem."""
+    """Parse a memory file strictly, as memgit's writes need: raise MemgitError naming the
+    first problem, even one `check` reads past."""
     memory, problems = check(data, rel_path, kinds)
     if problems or memory is None:
         raise MemgitError(str(problems[0]))
     return memory
 
 
-def _valid_time(value: str) -> bool:
+@dataclass(frozen=True)
+class FrontMatter:
+    """A file's front-matter as YAML reads it. `meta` is None when YAML could not load it;
+    `error` is then (line, why), as it is for front-matter that is not a mapping."""
+
+    meta: dict[str, Any] | None
+    body: str
+    error: tuple[int, str] | None = None
+
+
+def read_front(text: str) -> FrontMatter:
+    """Front-matter and body of a file's text (BOM and CRLF already removed)."""
+    y = _yaml()
+    handler = y.Handler()
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    # A bare date is fine; a time of day needs a timezone to mean one moment.
-    return len(value) == 10 or parsed.tzinfo is not None
+        meta, body = y.parse(text, handler=handler)
+    except (y.Error, RecursionError) as exc:
+        parts = y.split(text)
+        body = parts[1] if parts else text.strip()
+        if isinstance(exc, RecursionError):
+            return FrontMatter(None, body, (1, "the front-matter nests too deeply; memory metadata is flat"))
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return FrontMatter(None, body, (mark.line + 1 if mark is not None else 1, f"invalid YAML front-matter: {reason}"))
+    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
+        return FrontMatter({}, body, (1, "front-matter must be a mapping of keys to values (it is ignored until then)"))
+    return FrontMatter(meta, body)
 
 
-def _title_from_body(body: str) -> str:
-    for line in body.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line[:120]
-    return ""
+def split_front(text: str) -> tuple[str, str] | None:
+    """The raw front-matter and the body, split as `read_front` splits them; None without one."""
+    parts = _yaml().split(text)
+    return (str(parts[0]), str(parts[1])) if parts else None
+
+
+def opens_front_matter(text: str) -> bool:
+    """Whether `text` starts with an opening `---` line (`----`, trailing blanks too)."""
+    return _FENCE.match(text) is not None
+
+
+def clean_text(text: str) -> str:
+    """`text` with what `bad_text` refuses replaced by U+FFFD."""
+    return _BAD_CHARS.sub("\ufffd", text)
 
 
 # -- dump --------------------------------------------------------------------------------
@@ -423,6 +340,20 @@ def dump(memory: Memory) -> str:
     text = "---\n" + _yaml().dump(meta) + "---\n"
     body = memory.body.strip()
     return text + ("\n" + body + "\n" if body else "")
+
+
+def dump_fields(fields: Mapping[str, Any]) -> str:
+    """Front-matter lines for `fields`, written as `dump` writes them (for `memgit.patch`)."""
+    return str(_yaml().dump(fields))
+
+
+def load_fields(text: str) -> Any:
+    """What front-matter `text` holds, with the safe loader; None when it is not valid YAML."""
+    y = _yaml()
+    try:
+        return y.load(text)
+    except (y.Error, RecursionError):
+        return None
 
 
 # -- helpers used by the store -----------------------------------------------------------

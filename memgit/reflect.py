@@ -15,8 +15,10 @@ on one memory compose and the diff shows the end result. Nothing here writes: th
 (`Memgit.reflect`) lands the changes as commits. Malformed files are reported, never
 touched; usage (recalls, feedback) is read from the local logs and quoted in evidence.
 
-Field changes are written with `memory.dump`, which writes the whole front-matter in
-memgit's canonical form: a hand-formatted file that reflect changes is normalised.
+A changed file keeps everything but the lines of the fields a proposal names (and
+`updated`): comments, key order, quoting and line endings stay (`memgit.patch`); only a
+file that cannot be patched safely is written in canonical form (`memory.dump`). A file
+with a problem `memgit lint` reports is never changed: it is listed instead.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from memgit.config import Config
 from memgit.duplicates import Detector, merge, rank
 from memgit.errors import MemgitError
 from memgit.memory import Memory
+from memgit.patch import patch
 from memgit.usage import Usage, days_between, parse_time
 
 CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "hygiene")
@@ -182,6 +185,9 @@ class _Engine:
         self.exclude = exclude
         self.state: dict[str, Memory] = {m.id: m for m in inputs.memories}
         self.before: dict[str, str] = {}
+        self.texts: dict[str, str] = {}  # each touched file's text after the proposals so far
+        self.bad: set[str] = set()
+        self.problems: list[str] = list(inputs.problems)
         self.proposals: list[Proposal] = []
         self.notes: list[str] = []
         self.stamp = inputs.now.isoformat(timespec="seconds")
@@ -191,17 +197,31 @@ class _Engine:
     def active(self) -> list[Memory]:
         return [m for m in self.state.values() if m.active and m.id not in self.exclude]
 
-    def _base(self, memory: Memory) -> Memory:
+    def _base(self, memory: Memory) -> Memory | None:
         """The memory to change: on first touch as its file says (the index's copy can
-        differ in unknown fields), afterwards as earlier proposals left it."""
+        differ in unknown fields), afterwards as earlier proposals left it. None when the
+        file has a problem `memgit lint` reports: reflect leaves such files alone."""
+        if memory.path in self.bad:
+            return None
         if memory.path not in self.before:
             text = self.i.read(memory.path)
-            self.before[memory.path] = text
-            self.state[memory.id] = replace(fmt.parse(text, memory.path, self.i.config.kinds), path=memory.path)
+            parsed, problems = fmt.check(text, memory.path, self.i.config.kinds)
+            if parsed is None or problems:
+                self.bad.add(memory.path)
+                self.problems.append(str(problems[0]) if problems else f"{memory.path}: unreadable")
+                return None
+            self.before[memory.path] = self.texts[memory.path] = text
+            self.state[memory.id] = replace(parsed, path=memory.path)
         return self.state[memory.id]
 
+    def editable(self, *memories: Memory) -> bool:
+        return all(self._base(m) is not None for m in memories)
+
     def edit(self, memory: Memory, **fields: Any) -> FileChange:
+        """Change the named fields (and `updated`); call after `editable`. Only those lines
+        of the file change (`memgit.patch`); the canonical text when it cannot be patched."""
         base = self._base(memory)
+        assert base is not None
         extra = dict(base.extra)
         for name in list(fields):
             if name not in fmt.FIELDS and name != "body":
@@ -210,12 +230,21 @@ class _Engine:
                     extra.pop(name, None)
                 else:
                     extra[name] = value
-        new = replace(base, **fields, extra=extra, updated=self.stamp)
-        self.state[memory.id] = new
-        return FileChange(new.path, fmt.dump(new))
+        return self._write(base, replace(base, **fields, extra=extra, updated=self.stamp))
+
+    def _write(self, old: Memory, new: Memory) -> FileChange:
+        changes = {name: getattr(new, name) for name in (*fmt.FIELDS, "body") if getattr(new, name) != getattr(old, name)}
+        changes.update({k: v for k, v in new.extra.items() if old.extra.get(k) != v})
+        changes.update({k: None for k in old.extra if k not in new.extra})
+        patched = patch(self.texts[old.path], changes)
+        text = patched if patched is not None and fmt.check(patched, new.path, self.i.config.kinds)[0] == new \
+            else fmt.dump(new)
+        self.state[new.id] = new
+        self.texts[new.path] = text
+        return FileChange(new.path, text)
 
     def delete(self, memory: Memory) -> FileChange:
-        self._base(memory)
+        assert self._base(memory) is not None
         del self.state[memory.id]
         return FileChange(memory.path, None)
 
@@ -235,7 +264,7 @@ class _Engine:
         for name, step in steps:
             if name in self.only:
                 step()
-        return Reflection(tuple(self.proposals), tuple(self.i.problems), dict(self.before), self.i.prefix,
+        return Reflection(tuple(self.proposals), tuple(dict.fromkeys(self.problems)), dict(self.before), self.i.prefix,
                           tuple(self.notes))
 
     def _detector(self) -> Detector:
@@ -256,11 +285,11 @@ class _Engine:
             a, b = self.state.get(pair.a), self.state.get(pair.b)
             if a is None or b is None or not a.active or not b.active:
                 continue
+            if not self.editable(a, b):
+                continue
             base, other = (a, b) if rank(a) >= rank(b) else (b, a)
-            base, other = self._base(base), self._base(other)
-            merged = merge(base, other, updated=self.stamp)
-            self.state[base.id] = merged
-            changes = (FileChange(base.path, fmt.dump(merged)), self.delete(other))
+            base, other = self.state[base.id], self.state[other.id]
+            changes = (self._write(base, merge(base, other, updated=self.stamp)), self.delete(other))
             why = ("they state the same thing; the kept memory "
                    f"({base.source}, confidence {base.confidence:g}) gains what only the other said, "
                    f"and lists `{other.id}` in `supersedes` (its file stays in git history)")
@@ -285,6 +314,8 @@ class _Engine:
                 continue
             loser = older if found.winner == newer.id else newer
             winner = newer if loser is older else older
+            if not self.editable(loser):
+                continue
             change = self.edit(loser, status="archived",
                                superseded_by=[*_as_list(loser.extra.get("superseded_by")), winner.id])
             self.add(Proposal("supersede", "supersessions", (winner.id, loser.id),
@@ -305,7 +336,7 @@ class _Engine:
             renames = [(old, new) for old, new, when in self.i.renames
                        if since is None or (parse_time(when) or self.i.now) >= since]
             findings = Checker(self.i.root, renames).check(memory)
-            if not findings:
+            if not findings or not self.editable(memory):
                 continue
             renamed = [f for f in findings if f.new is not None and "no longer defines" not in f.why]
             gone = [f for f in findings if f not in renamed]
@@ -380,6 +411,8 @@ class _Engine:
                               (f"recalled {use.recalls} time(s)",))
 
     def _archive(self, memory: Memory, category: str, reason: str, evidence: tuple[str, ...]) -> None:
+        if not self.editable(memory):
+            return
         change = self.edit(memory, status="archived")
         self.add(Proposal("archive", category, (memory.id,), f'archive "{_short(memory.title)}"', reason,
                           evidence, (change,)))
@@ -392,7 +425,7 @@ class _Engine:
             use = self.i.usage.of(memory.id)
             sessions = len(use.used_sessions)
             pinned = memory.extra.get("pinned") is True
-            if not pinned and sessions >= c.reflect_pin_sessions and use.recalls:
+            if not pinned and sessions >= c.reflect_pin_sessions and use.recalls and self.editable(memory):
                 change = self.edit(memory, pinned=True)
                 self.add(Proposal("pin", "promotion", (memory.id,), f'pin "{_short(memory.title)}"',
                                   f"it was recalled and marked used in {sessions} sessions "
@@ -402,7 +435,7 @@ class _Engine:
             elif pinned:
                 last = max((t for t in (use.last_used, use.last_recalled) if t is not None), default=None)
                 idle = days_between(last, self.i.now) if last else self.age_days(memory)
-                if idle is not None and idle > c.reflect_unpin_days:
+                if idle is not None and idle > c.reflect_unpin_days and self.editable(memory):
                     since = last.date().isoformat() if last else (memory.updated or memory.created or "?")[:10]
                     change = self.edit(memory, pinned=None)
                     self.add(Proposal("unpin", "promotion", (memory.id,), f'unpin "{_short(memory.title)}"',

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, Mapping, Sequence
 
 from memgit import memory as fmt
 from memgit.errors import MemgitError
@@ -29,29 +29,39 @@ class FileStat:
 
 @dataclass(frozen=True)
 class Loaded:
-    """Every usable memory in the folder, and every problem met on the way."""
+    """Every usable memory in the folder, and every problem met on the way.
+
+    `skipped` are the problems of files that are no memory at all (no text could be read);
+    every other problem leaves its memory usable, for `memgit lint` to report. `copies` are
+    the files that declare another file's id, read under their path id.
+    """
 
     memories: list[Memory]
     problems: list[Problem]
+    skipped: list[Problem] = field(default_factory=list)
+    copies: set[str] = field(default_factory=set)
 
 
 class Store:
     """Memory files under one folder (normally `<repo>/.memory`)."""
 
-    def __init__(self, root: Path, kinds: tuple[str, ...] = fmt.KINDS) -> None:
+    def __init__(self, root: Path, kinds: tuple[str, ...] = fmt.KINDS,
+                 first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None) -> None:
         self.root = root
         self.kinds = kinds
+        self.first_added = first_added  # git: the order in which files were first committed
         self._real_root = os.path.realpath(root)
 
     # -- finding -------------------------------------------------------------------------
 
     def iter_files(self) -> Iterator[FileStat]:
-        """Every `*.md` under the folder, skipping hidden folders and symlinks."""
+        """Every memory file (`memory.is_memory_file`) under the folder, skipping hidden
+        folders and symlinks."""
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
-                if not name.endswith(".md") or name.startswith("."):
+                if not fmt.is_memory_file(name):
                     continue
                 full = os.path.join(dirpath, name)
                 try:
@@ -64,6 +74,29 @@ class Store:
                     continue
                 rel = os.path.relpath(full, root).replace(os.sep, "/")
                 yield FileStat(rel, st.st_size, st.st_mtime_ns)
+
+    def look_alikes(self) -> Iterator[Problem]:
+        """Files that are not read as memories but have front-matter, as if meant to be one
+        (`notes.txt`, `README.md`): `memgit lint` says why they are not. Others stay quiet."""
+        root = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                full = os.path.join(dirpath, name)
+                if name.startswith(".") or fmt.is_memory_file(name) or os.path.islink(full):
+                    continue
+                try:
+                    with open(full, "rb") as handle:
+                        head = handle.read(4)
+                except OSError:
+                    continue
+                if head.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+                    rel = os.path.relpath(full, root).replace(os.sep, "/")
+                    readme = name.lower().startswith("readme.")
+                    yield Problem(rel, 0, "a README is documentation for people, never a memory; rename it to "
+                                          "make it one" if readme else
+                                          "has front-matter but is not read as a memory: memory files end in "
+                                          ".md or .markdown")
 
     def _inside(self, path: str) -> bool:
         real = os.path.realpath(path)
@@ -81,33 +114,66 @@ class Store:
     # -- reading -------------------------------------------------------------------------
 
     def read(self, rel: str) -> tuple[Memory | None, list[Problem]]:
+        """A file's memory, read liberally (None only when no text can be read), and its problems."""
         path = self.path_of(rel)
         try:
             with open(path, "rb") as handle:
                 data = handle.read(fmt.MAX_FILE_BYTES + 1)
         except OSError as exc:
             return None, [Problem(rel, 0, f"cannot read: {exc.strerror}")]
-        memory, problems = fmt.check(data, rel, self.kinds)
-        return (memory if not problems else None), problems
+        return fmt.check(data, rel, self.kinds)
 
     def load(self) -> Loaded:
-        """All memories; a bad file or a duplicate id is a problem, never an exception."""
+        """All memories; a bad file is a problem, never an exception.
+
+        Files that declare the same id (a copied file) are all memories: the original
+        (`Store.original`) keeps the id, each copy is read under its path id and
+        reported. The index does the same.
+        """
         memories: list[Memory] = []
         problems: list[Problem] = []
-        seen: dict[str, str] = {}
+        skipped: list[Problem] = []
+        by_id: dict[str, list[Memory]] = {}
+        copies: set[str] = set()
         for stat in self.iter_files():
             memory, found = self.read(stat.rel)
             problems.extend(found)
             if memory is None:
+                skipped.extend(found)
                 continue
-            if memory.id in seen:
-                problems.append(
-                    Problem(stat.rel, 0, f"duplicate id {memory.id!r} (also in {seen[memory.id]}); give one a new id")
-                )
-                continue
-            seen[memory.id] = stat.rel
-            memories.append(memory)
-        return Loaded(memories, problems)
+            by_id.setdefault(memory.id, []).append(memory)
+        for memory_id, group in by_id.items():
+            if len(group) > 1:
+                first = self.original([m.path for m in group], memory_id)
+                group.sort(key=lambda m: (m.path != first, m.path))
+            memories.append(group[0])
+            for copy in group[1:]:
+                copy_id = fmt.path_id(copy.path)
+                if copy_id in by_id:
+                    skipped.append(Problem(copy.path, 0, f"duplicate id {memory_id!r} (also in {group[0].path}); "
+                                                         "give this copy its own id"))
+                    problems.append(skipped[-1])
+                    continue
+                problems.append(Problem(copy.path, 0, duplicate_message(memory_id, group[0].path, copy_id)))
+                memories.append(replace(copy, id=copy_id))
+                copies.add(copy.path)
+        memories.sort(key=lambda m: m.path)
+        problems.extend(self.look_alikes())
+        return Loaded(memories, problems, skipped, copies)
+
+    def original(self, rels: Sequence[str], memory_id: str) -> str:
+        """Of files that declare the same id, the original; the others are copies of it.
+
+        The file named for the id (`memory.original_first`); else the one git committed
+        first; else the first path. A file git never committed is the newest.
+        """
+        ranked = sorted(rels, key=lambda rel: fmt.original_first(rel, memory_id))
+        named = [rel for rel in ranked if not fmt.original_first(rel, memory_id)[0]]
+        if len(named) == 1 or self.first_added is None:
+            return ranked[0]
+        pool = named or ranked
+        times = self.first_added([self.root / rel for rel in pool])
+        return min(pool, key=lambda rel: (times.get(self.root / rel, float("inf")), rel))
 
     # -- writing -------------------------------------------------------------------------
 
@@ -154,3 +220,9 @@ class Store:
         except OSError as exc:
             raise MemgitError(f"cannot delete {path} ({exc.strerror or exc})") from None
         return path
+
+
+def duplicate_message(memory_id: str, original: str, copy_id: str) -> str:
+    """What lint says about a copied file (see `Store.load`)."""
+    return (f"duplicate id {memory_id!r} (the original is {original}): this copy is read as {copy_id!r}; "
+            "give it its own id ('memgit lint --fix' writes that one)")

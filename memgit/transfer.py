@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 from memgit import memory as fmt
-from memgit.credentials import find_secrets
+from memgit.credentials import find_in_memory
 from memgit.errors import MemgitError
 from memgit.memory import Memory
 
@@ -75,9 +75,10 @@ def plan_import(
             report.skipped.append(f"line {number}: id {memory.id!r} already exists with another text")
             continue
         if not allow_secret:
-            secrets = find_secrets(f"{memory.title}\n{memory.body}")
+            secrets = find_in_memory(memory)  # every field, unknown imported ones too
             if secrets:
-                report.skipped.append(f"line {number}: looks like a secret ({secrets[0].pattern}); use --allow-secret")
+                first = secrets[0]
+                report.skipped.append(f"line {number}: looks like a secret in {first.where} ({first.pattern}); use --allow-secret")
                 continue
         if key in texts:
             report.duplicates += 1

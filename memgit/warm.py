@@ -10,7 +10,13 @@ milliseconds. The server is an optimisation only:
 - it exits by itself after `IDLE_SECONDS` without a request;
 - its socket lives in a private folder (`0700`, owned by the user) under the runtime or temp
   directory; a stale socket is replaced;
-- `MEMGIT_INDEX_WARM=0` (or `[index] warm = false`) turns it off.
+- `MEMGIT_INDEX_WARM=0` (or `[index] warm = false`) turns it off;
+- a server that cannot load its embedder (a plug-in importable from the caller's
+  `PYTHONPATH` or current folder but not from the server, which runs with `-I`) writes
+  `embed-<hash>.failed` (when, and why) in the socket folder and one line to `warm.log`
+  there, and exits; for `FAILURE_SECONDS` after that no call starts it again, and the first
+  call to notice says so once on stderr. Without that, every call would start a server
+  that dies at once.
 
 Wire format: request = 4-byte big-endian length + UTF-8 text; reply = 4-byte length + the
 embedder's id (UTF-8), then 4-byte length + the vector as little-endian float32 (length 0 =
@@ -21,6 +27,7 @@ came from, so a server running an older model is never used.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import struct
@@ -34,6 +41,8 @@ IDLE_SECONDS = 900.0
 CONNECT_TIMEOUT = 0.05
 REPLY_TIMEOUT = 2.0
 MAX_TEXT_BYTES = 64_000
+#: How long a server that could not load its embedder is not started again.
+FAILURE_SECONDS = 600.0
 
 
 def socket_path(embedder_name: str) -> Path:
@@ -43,6 +52,57 @@ def socket_path(embedder_name: str) -> Path:
     folder = Path(base) / f"memgit-{os.getuid()}"
     digest = hashlib.sha1(embedder_name.encode()).hexdigest()[:12]
     return folder / f"embed-{digest}.sock"
+
+
+def failure_path(embedder_name: str) -> Path:
+    return socket_path(embedder_name).with_suffix(".failed")
+
+
+def log_path(embedder_name: str) -> Path:
+    return socket_path(embedder_name).parent / "warm.log"
+
+
+def _record_failure(embedder_name: str, reason: str) -> None:
+    """Remember (and log) that the server for this embedder could not load it."""
+    reason = " ".join(reason.split())
+    now = time.time()
+    marker = failure_path(embedder_name)
+    try:
+        _write_json(marker, {"time": now, "embedder": embedder_name, "reason": reason, "reported": False})
+        with open(log_path(embedder_name), "a", encoding="utf-8") as log:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+            log.write(f"{stamp} warm embedder {embedder_name!r} failed to load: {reason}\n")
+    except OSError:
+        pass  # failing to remember only costs another failed start later
+
+
+def _write_json(path: Path, data: dict[str, object]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def recent_failure(embedder_name: str) -> tuple[bool, str | None]:
+    """Whether the server failed to load this embedder less than `FAILURE_SECONDS` ago, and
+    the message to show, the first time it is asked (None after that)."""
+    marker = failure_path(embedder_name)
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        failed_at = float(data["time"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False, None
+    if time.time() - failed_at >= FAILURE_SECONDS:
+        return False, None
+    if data.get("reported"):
+        return True, None
+    try:
+        _write_json(marker, {**data, "reported": True})
+    except OSError:
+        pass
+    minutes = round(FAILURE_SECONDS / 60)
+    return True, (f"the warm embedder process could not load {embedder_name!r} ({data.get('reason')}); "
+                  f"each call loads the model itself for the next {minutes} minutes "
+                  f"(see {log_path(embedder_name)})")
 
 
 def _private_folder(folder: Path) -> bool:
@@ -89,10 +149,16 @@ def query_vector(embedder_name: str, text: str, embedder_id: str) -> bytes | Non
         return None
 
 
-def spawn(embedder_name: str) -> None:
-    """Start a server for this embedder in the background, detached; never fails the caller."""
+def spawn(embedder_name: str) -> str | None:
+    """Start a server for this embedder in the background, detached; never fails the caller.
+
+    Not after a recent failure to load the embedder; returns the message to show the user
+    about that failure, once (else None)."""
     if not _private_folder(socket_path(embedder_name).parent):
-        return
+        return None
+    failed, message = recent_failure(embedder_name)
+    if failed:
+        return message
     try:
         # -I and a cwd of our own: `-m` would otherwise put the current folder (a repository
         # someone cloned) first on sys.path, and a `numpy.py` there would run.
@@ -107,6 +173,7 @@ def spawn(embedder_name: str) -> None:
         )
     except OSError:
         pass
+    return None
 
 
 def serve(embedder_name: str, idle_seconds: float = IDLE_SECONDS) -> None:
@@ -123,9 +190,14 @@ def serve(embedder_name: str, idle_seconds: float = IDLE_SECONDS) -> None:
         return  # another server for this model is starting or running
     from memgit.embedders import load_embedder
 
-    embedder = load_embedder(embedder_name)
+    try:
+        embedder = load_embedder(embedder_name)
+    except Exception as exc:  # MemgitError, or a plug-in's own: the server cannot work
+        _record_failure(embedder_name, str(exc) or type(exc).__name__)
+        return
     if embedder is None:
         return
+    failure_path(embedder_name).unlink(missing_ok=True)
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))

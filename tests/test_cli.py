@@ -121,10 +121,14 @@ def test_lint_lists_every_problem(repo: Path) -> None:
     result = run("lint", cwd=repo)
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        "a.md:3: 'confidence' is 2; it must be from 0 to 1",
-        "a.md:4: unknown kind 'rumour'; use one of fact, preference, convention, decision, lesson, skill, checkpoint, summary",
+        "a.md:3: 'confidence' is 2; it must be from 0 to 1 (read as 0.9, the default for its source)",
+        "a.md:4: unknown kind 'rumour'; use one of fact, preference, convention, decision, lesson, skill, "
+        "checkpoint, summary (read as fact)",
         "b.md:3: invalid YAML front-matter: did not find expected node content",
     ]
+    # Both are still memories: read liberally, recalled and listed while lint says what to fix.
+    assert sorted(json.loads(run("list", "--json", cwd=repo).stdout), key=lambda m: m["id"])[0]["kind"] == "fact"
+    assert {m["id"] for m in json.loads(run("list", "--json", cwd=repo).stdout)} == {"a", "b"}
     assert result.stderr == "3 problem(s)\n"
 
 

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memgit.changes as changes_mod
-import memgit.index as index_mod
 import memgit.vectors as vectors_mod
 from memgit import sqlite as sq
 from memgit.errors import MemgitError
@@ -70,8 +69,7 @@ class Warnings(list):
 
 
 @pytest.fixture(autouse=True)
-def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_mod, "_warned", set())  # "once per process" is per test here
+def fresh_calls() -> None:
     WordHashEmbedder.calls = []
 
 
@@ -265,42 +263,90 @@ def test_bad_file_is_skipped_with_one_warning_and_the_rest_works(folder: Path) -
     warnings = Warnings()
     index = make(folder, warn=warnings)
     report = index.sync()
-    assert report.added == 1
-    assert len(warnings) == 2 and all(w.startswith("skipping ") for w in warnings)
-    assert any("bad.md" in w for w in warnings) and any("binary.md" in w for w in warnings)
+    assert report.added == 2  # bad.md's YAML is broken, but its body is still a memory
+    assert len(warnings) == 1 and warnings[0].startswith("skipping binary.md: binary file")
     index.sync()
     index.sync()
-    assert len(warnings) == 2  # warned once, not on every call
+    assert len(warnings) == 1  # once per command (one Index) ...
     assert keyword_ids(index, "logging") == ["m-good"]
-    assert index.status()["skipped_files"] == 2
-
-    write(folder, "bad.md", "m-fixed", "Fixed memory about tracing")
-    index.sync()
-    assert keyword_ids(index, "tracing") == ["m-fixed"]
+    assert keyword_ids(index, "body") == ["bad"]
     assert index.status()["skipped_files"] == 1
+    again = make(folder, warn=warnings)
+    again.sync()
+    assert len(warnings) == 2 and warnings[1] == warnings[0]  # ... and on every command until fixed
+
+    (folder / "binary.md").write_text("---\nid: m-fixed\ntitle: Fixed memory about tracing\n---\n")
+    again.sync()
+    assert keyword_ids(again, "tracing") == ["m-fixed"]
+    assert again.status()["skipped_files"] == 0
 
 
-def test_unknown_kind_is_a_problem(folder: Path) -> None:
+def test_upper_case_and_markdown_extensions_are_memories_and_readmes_are_not(folder: Path) -> None:
+    write(folder, "a.md", "m-a", "First memory")
+    index = make(folder)
+    index.sync()
+    (folder / "team").mkdir()
+    for name in ("Notes.MD", "team/plan.markdown", "README.md", "team/readme.MD", "notes.txt"):
+        (folder / name).write_text("---\ntitle: Walrus in " + name + "\n---\n")
+    index.sync()
+    assert sorted(keyword_ids(index, "walrus")) == ["Notes", "team.plan"]
+
+
+def test_unknown_kind_is_read_as_a_fact_quietly(folder: Path) -> None:
     (folder / "a.md").write_text("---\nid: m-a\ntitle: odd\nkind: rumour\n---\nx\n")
     warnings = Warnings()
     index = make(folder, warn=warnings)
     index.sync()
-    assert index.status()["memories"] == 0
-    assert "unknown kind" in warnings[0]
+    assert index.memory("m-a").kind == "fact"
+    assert warnings == []  # lint reports it; recall does not nag
 
 
-def test_duplicate_id_is_skipped_then_takes_over(folder: Path) -> None:
+def test_duplicate_id_copy_gets_its_path_id_then_takes_over(folder: Path) -> None:
     write(folder, "a.md", "m-same", "First holder of the id")
     write(folder, "b.md", "m-same", "Second holder of the id")
     warnings = Warnings()
     index = make(folder, warn=warnings)
     index.sync()
     assert index.memory("m-same").path == "a.md"
-    assert any("duplicate id 'm-same'" in w for w in warnings)
+    assert index.memory("b").path == "b.md" and keyword_ids(index, "second") == ["b"]
+    assert warnings == []  # lint names the copy
     (folder / "a.md").unlink()
     index.sync()
     assert index.memory("m-same").path == "b.md"
     assert keyword_ids(index, "second") == ["m-same"]
+    assert index.status()["memories"] == 1
+
+
+def test_a_copy_deleted_or_given_its_own_id_leaves_no_trace(folder: Path) -> None:
+    write(folder, "a.md", "m-same", "Original about queues")
+    write(folder, "b.md", "m-same", "Copy about queues")
+    index = make(folder)
+    index.sync()
+    assert sorted(keyword_ids(index, "queues")) == ["b", "m-same"]
+    write(folder, "b.md", "m-own", "Copy about queues")
+    index.sync()
+    assert sorted(keyword_ids(index, "queues")) == ["m-own", "m-same"]
+    write(folder, "b.md", "m-same", "Copy about queues")
+    index.sync()
+    assert sorted(keyword_ids(index, "queues")) == ["b", "m-same"]
+    (folder / "b.md").unlink()
+    index.sync()
+    assert keyword_ids(index, "queues") == ["m-same"] and index.status()["memories"] == 1
+
+
+def test_an_original_found_after_its_copy_takes_its_id_back(folder: Path) -> None:
+    write(folder, "a-copy.md", "m-7f3a2c", "Copy of the memory about sockets")
+    index = make(folder)
+    index.sync()
+    assert index.memory("m-7f3a2c").path == "a-copy.md"
+    write(folder, "sockets-7f3a2c.md", "m-7f3a2c", "The memory about sockets")  # memgit's name for it
+    index.sync()
+    assert index.memory("m-7f3a2c").path == "sockets-7f3a2c.md"
+    assert index.memory("a-copy").path == "a-copy.md"
+    assert sorted(keyword_ids(index, "sockets")) == ["a-copy", "m-7f3a2c"]
+    fresh = make(folder)
+    fresh.rebuild(embed="none")
+    assert fresh.memory("m-7f3a2c").path == "sockets-7f3a2c.md" and fresh.status()["memories"] == 2
 
 
 def test_id_change_inside_a_file(folder: Path) -> None:

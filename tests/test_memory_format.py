@@ -143,3 +143,66 @@ def test_dump_parse_round_trip_property(title: str, body: str, tags: list[str], 
     text = fmt.dump(memory)
     again = fmt.parse(text, "x.md")
     assert fmt.dump(again) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "read", "reported"),
+    [
+        ("0.4", 0.4, False),
+        ("90", 0.9, True),
+        ("'85%'", 0.85, True),
+        ("'0.8'", 0.8, True),
+        ("high", 0.5, True),  # the default for source: inferred
+        ("7", 0.5, True),  # a 1-10 scale? a typo? not guessed
+        ("1.5", 0.5, True),
+        ("-1", 0.5, True),
+        (".nan", 0.5, True),
+        ("true", 0.5, True),
+        ("500", 0.5, True),
+    ],
+)
+def test_confidence_is_read_liberally(written: str, read: float, reported: bool) -> None:
+    memory, problems = fmt.check(f"---\ntitle: t\nsource: inferred\nconfidence: {written}\n---\n", "c.md")
+    assert memory is not None and memory.confidence == read
+    assert bool(problems) is reported
+    if reported:
+        with pytest.raises(MemgitError):
+            fmt.parse(f"---\ntitle: t\nsource: inferred\nconfidence: {written}\n---\n")
+
+
+@pytest.mark.parametrize(
+    ("field", "written", "read"),
+    [
+        ("created", "2023-05-08T13:56:00", "2023-05-08T13:56:00+00:00"),
+        ("created", "2023-05-08 13:56", "2023-05-08T13:56:00+00:00"),
+        ("expires", "soon", None),
+        ("expires", "1683554160", None),
+        ("kind", "Lesson", "lesson"),
+        ("kind", "gotcha", "fact"),
+        ("source", "agent", "user"),
+        ("status", "obsolete", "active"),
+        ("status", "ARCHIVED", "archived"),
+        ("entity", "[src/a.py, src/b.py]", "src/a.py src/b.py"),
+        ("task_id", "on", "on"),
+        ("id", "has space", "x"),
+        ("tags", "[a, '', [b], c]", ("a", "c")),
+    ],
+)
+def test_odd_fields_are_read_liberally_and_reported(field: str, written: str, read: object) -> None:
+    memory, problems = fmt.check(f"---\ntitle: title\n{field}: {written}\n---\nbody\n", "x.md")
+    assert memory is not None and getattr(memory, field) == read
+    assert [p.line for p in problems] == [3], problems
+
+
+def test_only_files_without_text_are_unusable() -> None:
+    assert fmt.check(b"\x00\x01\x02", "x.md")[0] is None
+    assert fmt.check(b"a" * (fmt.MAX_FILE_BYTES + 1), "x.md")[0] is None
+    for text, reason in [
+        ("---\ntitle: [unclosed\n---\nbody\n", "invalid YAML"),
+        ("---\na: &x [1, 2]\nb: *x\ntitle: kept\n---\n", "aliases"),
+        ("---\ntitle: kept\nx: " + "[" * 400 + "]" * 400 + "\n---\n", "nests too deeply"),
+        ("---\ntitle: kept\nfiller: '" + "x" * fmt.MAX_FRONT_MATTER_BYTES + "'\n---\nbody\n", "64 KB"),
+    ]:
+        memory, problems = fmt.check(text, "x.md")
+        assert memory is not None and any(reason in p.message for p in problems), (text[:40], problems)
+    assert fmt.check("---\na: &x [1, 2]\nb: *x\ntitle: kept\n---\n", "x.md")[0].title == "kept"  # type: ignore[union-attr]

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import memgit.index as index_mod
 from memgit.config import Config
 from memgit.embedders import embedder_available
 from memgit.errors import MemgitError
@@ -25,11 +24,6 @@ CONFIG = Config()
 class Warnings(list):
     def __call__(self, message: str) -> None:
         self.append(message)
-
-
-@pytest.fixture(autouse=True)
-def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_mod, "_warned", set())
 
 
 def write(folder: Path, id: str, title: str, body: str = "", **fields: object) -> None:
@@ -185,7 +179,7 @@ def test_recall_syncs_first(folder: Path, index: Index) -> None:
 
 def test_busy_index_still_answers(folder: Path, index: Index) -> None:
     index.sync()
-    blocker = index._sq.connect(str(index.db_path), isolation_level=None)
+    blocker = index.db.driver.connect(str(index.db_path), isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another process is writing for a long time
     index.conn.execute("PRAGMA busy_timeout = 100")
     try:

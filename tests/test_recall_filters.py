@@ -15,7 +15,6 @@ import pytest
 
 import memgit
 import memgit.channels as channels
-import memgit.index as index_mod
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -25,7 +24,6 @@ def git(cwd: Path, *args: str) -> str:
 @pytest.fixture(autouse=True)
 def dial(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "tests.test_recall_pending:DialEmbedder")
-    monkeypatch.setattr(index_mod, "_warned", set())
 
 
 def write(folder: Path, memory_id: str, title: str, body: str, kind: str = "fact", **extra: str) -> None:

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 
 import memgit
-import memgit.index as index_mod
 from memgit.vectors import AUTO_EMBED_MAX
 
 DIAL = re.compile(r"\[cos ([0-9.]+)\]")
@@ -68,7 +67,6 @@ def memory_file(folder: Path, memory_id: str, title: str, body: str) -> None:
 @pytest.fixture(autouse=True)
 def dial(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", f"{__name__}:DialEmbedder")
-    monkeypatch.setattr(index_mod, "_warned", set())
 
 
 NOISE = [0.95, 0.9, 0.85, 0.8]  # vector-only candidates: similar to everything, about nothing

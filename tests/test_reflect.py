@@ -53,6 +53,21 @@ OTHERS = [
 ]
 
 
+def test_a_hand_written_file_keeps_all_but_the_changed_lines(repo: Path, mem: memgit.Memgit) -> None:
+    text = ("---\r\n# a guess from CI\r\ntitle:   'The flaky upload test may be a race'\r\n"
+            "kind: lesson\r\nsource: inferred\r\nconfidence: 0.3   # unconfirmed\r\n"
+            "updated: 2026-08-30\r\n---\r\n\r\nSeen once in CI.\r\n")
+    (repo / ".memory" / "flaky.md").write_bytes(text.encode())
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "by hand")
+    found = mem.reflect(now=NOW).reflection
+    assert [(p.kind, p.ids) for p in found.proposals] == [("archive", ("flaky",))]
+    assert found.proposals[0].changes[0].text == text.replace(
+        "updated: 2026-08-30\r\n", f"updated: '{STAMP}'\r\nstatus: archived\r\n") or \
+        found.proposals[0].changes[0].text == text.replace(
+        "updated: 2026-08-30\r\n", f"updated: {STAMP}\r\nstatus: archived\r\n")
+
+
 def _store(mem: memgit.Memgit, *lines: str) -> None:
     report = mem.import_jsonl(list(lines))
     assert report.skipped == []
@@ -317,14 +332,17 @@ def test_feedback_pins_what_is_used_in_many_sessions_and_stats_count_it(repo: Pa
 
 def test_malformed_files_are_reported_and_left_alone(repo: Path, mem: memgit.Memgit) -> None:
     _store(mem, PARSE_A, PARSE_B)
-    bad = repo / ".memory" / "broken.md"
-    bad.write_text("---\ntitle: [broken\n---\nbody\n")
+    bad = repo / ".memory" / "broken.md"  # read leniently as a memory, but lint reports it
+    bad.write_text("---\ntitle: [broken\nconfidence: 0.1\nupdated: 2026-01-01\n---\nbody\n")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "broken")
     outcome = mem.reflect(apply=True, now=NOW)
-    assert [p.startswith("broken.md") for p in outcome.reflection.problems] == [True]
+    assert [p.split(":")[0] for p in outcome.reflection.problems] == ["broken.md"]
+    assert [p.ids for p in outcome.reflection.actionable] == [("m-a1", "m-a2")]  # not its archiving
     assert "malformed, left alone: broken.md" in outcome.reflection.summary()
-    assert bad.read_text() == "---\ntitle: [broken\n---\nbody\n"
+    assert bad.read_text() == "---\ntitle: [broken\nconfidence: 0.1\nupdated: 2026-01-01\n---\nbody\n"
+    (repo / ".memory" / "binary.md").write_bytes(b"\x00\x01")  # unreadable: always listed
+    assert "binary.md: binary file" in " ".join(mem.reflect(now=NOW).reflection.problems)
 
 
 def test_unknown_kind_and_exclude(mem: memgit.Memgit) -> None:

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import memgit.channels as channels
-import memgit.index as index_mod
 from memgit import sqlite as sq
 from memgit.index import Index
 from memgit.memory import Memory
@@ -68,8 +67,7 @@ CLUSTER = f"{__name__}:ClusterEmbedder"
 
 
 @pytest.fixture(autouse=True)
-def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_mod, "_warned", set())
+def fresh() -> None:
     ClusterEmbedder.calls = []
 
 

@@ -54,3 +54,39 @@ def test_server_serves_the_same_vectors_and_checks_the_model_id(tmp_path: Path) 
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_server_that_cannot_load_its_embedder_is_not_restarted_for_a_while(repo: Path, tmp_path: Path) -> None:
+    """The embedder is a plug-in importable by the caller (PYTHONPATH) but not by the server,
+    which runs with -I: it fails, remembers it, logs one line, and calls say so once instead
+    of starting a server that dies on every call."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "local_plugin.py").write_text("from tests.gated_embedder import GatedEmbedder\n")
+    name = "local_plugin:GatedEmbedder"
+    env = {**os.environ, "PYTHONPATH": str(plugins), "MEMGIT_INDEX_WARM": "1", "MEMGIT_INDEX_EMBEDDER": name}
+
+    def memgit(*args: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([sys.executable, "-m", "memgit", *args], cwd=repo, env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result
+
+    memgit("init")
+    memgit("remember", "parse_config returns a tuple (path, Config)")
+    memgit("recall", "parse_config")  # embeds the memory in-call: no server needed yet
+    marker, log = warm.failure_path(name), warm.log_path(name)
+    first = memgit("recall", "parse_config")  # loads the model here and starts the server
+    assert "warm embedder" not in first.stderr
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the server never recorded its failure"
+        time.sleep(0.1)
+    [line] = log.read_text().splitlines()
+    assert "failed to load" in line and "No module named 'local_plugin'" in line
+    second = memgit("recall", "parse_config")
+    assert second.stderr.count("the warm embedder process could not load") == 1
+    assert "parse_config returns a tuple" in second.stdout  # the call itself loaded the model
+    third = memgit("recall", "parse_config")
+    assert "warm embedder" not in third.stderr  # said once
+    assert len(log.read_text().splitlines()) == 1  # not started again

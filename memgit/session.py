@@ -1,0 +1,112 @@
+"""What an open `Memgit` holds between calls: its configuration and its index.
+
+A CLI call opens a store, makes one call and exits; an MCP server or a hook runner keeps
+one `Memgit` open for hours and may call it from several threads. So:
+
+- the configuration is read again when `.memory/config.toml` changes (one `stat` per
+  access: its mtime, size and inode), and a change to a setting the index was opened with
+  (embedder, warm process, background embedding, kinds) closes the index so that the next
+  call opens it anew;
+- the index is opened on first use, once even when threads ask at the same time
+  (operations on it are serialised by its `Database`: see `memgit.db`);
+- `close()` closes the index; the store stays usable and the next call opens it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from memgit import config as config_mod
+from memgit.store import Store
+
+if TYPE_CHECKING:
+    from memgit.gitrepo import Repo
+    from memgit.index import Index
+
+MEMORY_DIR = ".memory"
+Warn = Callable[[str], None]
+Stamp = tuple[int, int, int]
+
+
+def index_path(memory_dir: Path, repo: Repo | None) -> Path:
+    """Where a memory folder's index lives: in the git dir, or the user's cache outside git."""
+    if repo is not None:
+        base = repo.git_dir / "memgit"
+        if memory_dir == repo.root / MEMORY_DIR:
+            return base / "index.db"
+    else:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        base = cache / "memgit"
+    digest = hashlib.sha1(os.fsencode(memory_dir)).hexdigest()[:12]
+    return base / f"index-{digest}.db"
+
+
+class Session:
+    """The configuration and index of one open memory folder; see the module docstring."""
+
+    def __init__(self, memory_dir: Path, repo: Repo | None, warn: Warn, *, warm: bool = False,
+                 store: Callable[[config_mod.Config], Store] | None = None) -> None:
+        self.memory_dir = memory_dir
+        # How the index reads the folder (git tells an original from a copy that repeats its id).
+        self.make_store = store or (lambda config: Store(memory_dir, config.kinds))
+        self.repo = repo
+        self.warn = warn
+        self.warm = warm
+        self._config: config_mod.Config | None = None
+        self._stamp: Stamp | None = None
+        self._index: Index | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def config(self) -> config_mod.Config:
+        stamp = _stamp(self.memory_dir / config_mod.CONFIG_NAME)
+        if self._config is None or stamp != self._stamp:
+            config = config_mod.load(self.memory_dir if self.memory_dir.is_dir() else None)
+            old, self._config, self._stamp = self._config, config, stamp
+            if old is not None and _index_settings(old) != _index_settings(config):
+                self.close()  # opened with the old embedder or kinds
+        return self._config
+
+    def index(self) -> Index:
+        """The index, opened (and migrated) on first use."""
+        config = self.config  # first: a changed config closes an index opened with the old one
+        with self._lock:
+            if self._index is None:
+                from memgit.index import Index
+
+                self._index = Index(
+                    index_path(self.memory_dir, self.repo),
+                    self.make_store(config),
+                    config.index_embedder,
+                    warn=self.warn,
+                    warm=self.warm and config.index_warm,
+                    background=config.index_background,  # past the in-call limit: memgit.embedjob
+                )
+            return self._index
+
+    @property
+    def opened(self) -> bool:
+        """Whether the index is open (it then already said which files it skips)."""
+        return self._index is not None
+
+    def close(self) -> None:
+        with self._lock:
+            index, self._index = self._index, None
+        if index is not None:
+            index.close()
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _index_settings(config: config_mod.Config) -> tuple[Any, ...]:
+    return config.index_embedder, config.index_warm, config.index_background, config.kinds
