@@ -24,6 +24,7 @@ below were chosen.
 
 from __future__ import annotations
 
+import heapq
 import math
 import operator
 import re
@@ -39,6 +40,9 @@ NEIGHBOURS = 8
 #: Words held by more than this share of memories are left out of candidate search
 #: (they add little to a cosine and most of the cost).
 COMMON_SHARE = 0.08
+#: ...and so are words held by more memories than this, whatever the store's size: at 10k
+#: memories a word in 8 % of them makes 800-long posting lists and most of the cost.
+COMMON_MAX = 50
 #: Anchors held by more memories than this do not make candidates.
 ANCHOR_GROUP_MAX = 40
 
@@ -216,7 +220,7 @@ class Detector:
     def candidates(self, ids: Iterable[str] | None = None) -> set[tuple[str, str]]:
         """Pairs worth scoring: each memory's nearest lexical neighbours, and memories
         sharing a rare anchor. `ids` limits the left side (e.g. to new memories)."""
-        common = max(3, int(COMMON_SHARE * self.n))
+        common = max(3, min(int(COMMON_SHARE * self.n), COMMON_MAX))
         postings: dict[str, list[tuple[str, float]]] = defaultdict(list)
         for mid, vec in self._terms.items():
             for w, x in vec.items():
@@ -231,7 +235,7 @@ class Detector:
                     for other, y in postings[w]:
                         if other != mid:
                             acc[other] += x * y
-            for other, _ in sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))[:NEIGHBOURS]:
+            for other, _ in heapq.nsmallest(NEIGHBOURS, acc.items(), key=lambda kv: (-kv[1], kv[0])):
                 pairs.add((min(mid, other), max(mid, other)))
         groups: dict[str, list[str]] = defaultdict(list)
         for mid, keys in self._anchors.items():
