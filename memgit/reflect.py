@@ -204,7 +204,12 @@ class _Engine:
         if memory.path in self.bad:
             return None
         if memory.path not in self.before:
-            text = self.i.read(memory.path)
+            try:
+                text = self.i.read(memory.path)
+            except (OSError, UnicodeDecodeError, MemgitError) as exc:
+                self.bad.add(memory.path)
+                self.problems.append(f"{memory.path}: cannot be read ({exc})")
+                return None
             parsed, problems = fmt.check(text, memory.path, self.i.config.kinds)
             if parsed is None or problems:
                 self.bad.add(memory.path)

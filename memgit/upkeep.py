@@ -39,18 +39,18 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
     """Everything reflect reads, from the index (kept in step first) and the git dir."""
     mem._require_store()
     index = mem.index
-    index.sync(embed="auto")
+    index.sync(embed="none")  # reflect uses the vectors there are; `memgit reindex` makes the rest
     memories = [m for m, _ in index.all_memories()]
-    problems: list[str] = []
-    vectors: dict[str, list[float]] = {}
-    conn = index.conn
-    for rel, problem in conn.execute("SELECT rel, problem FROM files WHERE problem IS NOT NULL ORDER BY rel"):
-        problems.append(str(problem) if str(problem).startswith(rel) else f"{rel}: {problem}")
-    if index.vectors_on or conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone():
-        for mid, blob in conn.execute(
-                "SELECT m.id, v.embedding FROM memories m JOIN vectors v ON v.doc = m.doc "
-                "WHERE m.vec_sha IS NOT NULL"):
-            vectors[mid] = array.array("f", blob).tolist()
+
+    def read_index() -> tuple[list[str], dict[str, list[float]]]:
+        conn = index.conn
+        problems = [str(problem) if str(problem).startswith(rel) else f"{rel}: {problem}" for rel, problem in
+                    conn.execute("SELECT rel, problem FROM files WHERE problem IS NOT NULL ORDER BY rel")]
+        vectors = {mid: array.array("f", blob).tolist() for mid, blob in conn.execute(
+            "SELECT m.id, v.embedding FROM memories m JOIN vectors v ON v.doc = m.doc WHERE m.vec_sha IS NOT NULL")}
+        return problems, vectors
+
+    problems, vectors = index.db.guard(read_index)
     repo = mem.repo
     store = mem.store
 
