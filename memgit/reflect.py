@@ -441,11 +441,13 @@ class _Engine:
                 last = max((t for t in (use.last_used, use.last_recalled) if t is not None), default=None)
                 idle = days_between(last, self.i.now) if last else self.age_days(memory)
                 if idle is not None and idle > c.reflect_unpin_days and self.editable(memory):
-                    since = last.date().isoformat() if last else (memory.updated or memory.created or "?")[:10]
+                    said = (f"last used or recalled {last.date().isoformat()} ({idle:.0f} days ago)" if last else
+                            f"not used or recalled since its update on {(memory.updated or memory.created or '?')[:10]}"
+                            f" ({idle:.0f} days ago)")
                     change = self.edit(memory, pinned=None)
                     self.add(Proposal("unpin", "promotion", (memory.id,), f'unpin "{_short(memory.title)}"',
                                       f"pinned but not used or recalled for {c.reflect_unpin_days} days",
-                                      (f"last used or recalled {since} ({idle:.0f} days ago)",), (change,)))
+                                      (said,), (change,)))
 
     # -- 6. hygiene --------------------------------------------------------------------------------
 

@@ -422,3 +422,31 @@ def test_end_to_end_with_the_real_model(repo: Path, monkeypatch: pytest.MonkeyPa
     assert [(p.kind, p.ids) for p in found.proposals] == [("merge", ("m-a1", "m-a2"))]
     assert "meaning cosine" in found.proposals[0].evidence[0]
     assert found.notes == ()
+
+
+def test_hygiene_is_reported_for_a_person_and_changes_nothing(mem: memgit.Memgit) -> None:
+    _store(mem, *OTHERS,
+           _rec("m-h1", "Notes", "Some thoughts.", entity="src/config.py"),
+           _rec("m-h2", "Where the retry settings live",
+                "They are read in src/net/retry.py and default in conf/retry.toml."))
+    found = mem.reflect(now=NOW, only=["hygiene"]).reflection
+    assert [(p.kind, p.ids, p.reason, p.changes) for p in found.proposals] == [
+        ("hygiene", ("m-h1",), 'the title "Notes" says little: say what the memory is about', ()),
+        ("hygiene", ("m-h2",), "the text names `src/net/retry.py`, `conf/retry.toml` but the memory has no "
+                               "`files` or `entity`: add them so recall and reflect can use them", ()),
+    ]
+    assert found.diff() == "" and "(no change: for review)" in found.summary()
+
+
+def test_a_pinned_memory_unused_for_long_is_unpinned_and_an_expired_checkpoint_archived(
+        repo: Path, mem: memgit.Memgit) -> None:
+    _store(mem, *OTHERS,
+           _rec("m-p1", "Run the slow tests with -m slow", "", kind="skill", pinned=True,
+                updated="2026-06-01T00:00:00+00:00"),
+           _rec("m-p2", "Checkpoint: parser done", "", kind="checkpoint", expires="2026-11-30"))
+    found = mem.reflect(now=NOW, only=["promotion", "eviction"]).reflection
+    assert [(p.kind, p.ids, p.evidence) for p in found.proposals] == [
+        ("archive", ("m-p2",), ("expires 2026-11-30",)),
+        ("unpin", ("m-p1",), ("not used or recalled since its update on 2026-06-01 (184 days ago)",)),
+    ]
+    assert "pinned" not in found.proposals[1].changes[0].text
