@@ -44,8 +44,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def memgit_cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run([sys.executable, "-m", "memgit", "-C", str(repo), *args], capture_output=True,
-                          text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "memgit", "-C", str(repo), *args], capture_output=True, text=True, env=env
+    )
     if done.returncode != 0:
         raise SystemExit(f"memgit {' '.join(args)} failed: {done.stderr}")
     return done.stdout
@@ -56,8 +57,12 @@ def make_repo(folder: Path, records: list[dict], env: dict[str, str]) -> Path:
     if (repo / ".memory").is_dir():
         return repo
     repo.mkdir(parents=True)
-    for args in (["init", "-q"], ["config", "user.email", "bench@example.com"], ["config", "user.name", "bench"],
-                 ["commit", "-q", "--allow-empty", "-m", "initial"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "bench@example.com"],
+        ["config", "user.name", "bench"],
+        ["commit", "-q", "--allow-empty", "-m", "initial"],
+    ):
         subprocess.run(["git", *args], cwd=repo, check=True)
     memgit_cli(repo, "init", env=env)
     source = folder / "memories.jsonl"
@@ -81,9 +86,16 @@ def larger(set_dir: Path, records: list[dict], size: int, seed: int = 7) -> list
     pool = [s for r in records for s in sentences(r.get("body") or "")] or ["text"]
     for i in range(size - len(out)):
         base = records[rng.randrange(len(records))]
-        out.append({"id": f"s-{i:06d}", "title": base["title"], "kind": base.get("kind", "fact"),
-                    "entity": base.get("entity") or "", "files": base.get("files") or [],
-                    "body": " ".join(rng.choice(pool) for _ in range(rng.randint(2, 6)))})
+        out.append(
+            {
+                "id": f"s-{i:06d}",
+                "title": base["title"],
+                "kind": base.get("kind", "fact"),
+                "entity": base.get("entity") or "",
+                "files": base.get("files") or [],
+                "body": " ".join(rng.choice(pool) for _ in range(rng.randint(2, 6))),
+            }
+        )
     return out
 
 
@@ -102,8 +114,12 @@ def time_reflect(repo: Path, only: list[str] | None = None, runs: int = 3) -> fl
 
 def score(set_dir: Path, pairs: list[tuple[str, str]], out: Path) -> str:
     out.write_text("".join(json.dumps({"a": a, "b": b}) + "\n" for a, b in pairs))
-    done = subprocess.run([sys.executable, str(set_dir / "baseline.py"), str(set_dir), "--score", str(out)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, str(set_dir / "baseline.py"), str(set_dir), "--score", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 
@@ -143,7 +159,10 @@ def main() -> None:
     words = [(p.a, p.b) for p in Detector([m for m in inputs.memories if m.active], None).duplicates()]
 
     print(f"dupes-pytest: {len(records)} memories, 250 labelled duplicate pairs")
-    print(f"baseline (BM25 cosine over every pair, store-wide): precision {baseline['p_at_r60']:.3f} at recall 0.6")
+    print(
+        "baseline (BM25 cosine over every pair, store-wide): "
+        f"precision {baseline['p_at_r60']:.3f} at recall 0.6"
+    )
     label = "reflect (words + MiniLM vectors)" if not args.no_vectors else "reflect (words only)"
     print(f"\n{label}: {len(merged)} merges proposed in {dup_seconds:.2f} s")
     print(score(set_dir, [tuple(ids) for ids in merged], work / "proposals.jsonl"))  # type: ignore[misc]
@@ -151,8 +170,10 @@ def main() -> None:
     print(score(set_dir, words, work / "proposals-words.jsonl"))
 
     print("\nspeed of `memgit reflect` (read-only), median of 3: whole / duplicates only")
-    print(f"  {len(records)} memories ({'keywords only' if args.no_vectors else 'with vectors'}): "
-          f"{time_reflect(repo):.2f} s / {time_reflect(repo, ['duplicates']):.2f} s (target <= 3 s at 1k)")
+    print(
+        f"  {len(records)} memories ({'keywords only' if args.no_vectors else 'with vectors'}): "
+        f"{time_reflect(repo):.2f} s / {time_reflect(repo, ['duplicates']):.2f} s (target <= 3 s at 1k)"
+    )
     for size in args.sizes:
         if size <= len(records):
             continue
@@ -160,8 +181,10 @@ def main() -> None:
         print(f"  building a {size}-memory store…", file=sys.stderr)
         big = make_repo(work / f"larger-{size}", larger(set_dir, records, size), env)
         memgit.open(big, warn=lambda m: None).index.sync(embed="none")
-        print(f"  {size} memories (real sets + stand-ins, keywords only): {time_reflect(big):.2f} s / "
-              f"{time_reflect(big, ['duplicates']):.2f} s (target <= 30 s at 10k)")
+        print(
+            f"  {size} memories (real sets + stand-ins, keywords only): {time_reflect(big):.2f} s / "
+            f"{time_reflect(big, ['duplicates']):.2f} s (target <= 30 s at 10k)"
+        )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,12 @@ class Finding:
 
 def looks_like_path(text: str) -> bool:
     text = text.strip()
-    return bool(text) and " " not in text and not text.startswith(("http:", "https:")) and bool(_PATHLIKE.match(text))
+    return (
+        bool(text)
+        and " " not in text
+        and not text.startswith(("http:", "https:"))
+        and bool(_PATHLIKE.match(text))
+    )
 
 
 def split_anchor(anchor: str) -> tuple[str, str | None]:
@@ -89,15 +94,26 @@ class Checker:
             done.add(anchor)
             if self.exists(path):
                 if symbol and (self.root / path).is_file() and not self.defines(path, symbol):
-                    out.append(Finding(memory.id, anchor, path, None, f"`{symbol}` is no longer defined in `{path}`"))
+                    out.append(
+                        Finding(memory.id, anchor, path, None, f"`{symbol}` is no longer defined in `{path}`")
+                    )
                 continue
             new = self.renamed(path)
             if new is not None:
                 if symbol and not self.defines(new, symbol):
-                    out.append(Finding(memory.id, anchor, path, new,
-                                       f"`{path}` was renamed to `{new}`, which no longer defines `{symbol}`"))
+                    out.append(
+                        Finding(
+                            memory.id,
+                            anchor,
+                            path,
+                            new,
+                            f"`{path}` was renamed to `{new}`, which no longer defines `{symbol}`",
+                        )
+                    )
                 else:
-                    out.append(Finding(memory.id, anchor, path, new, f"`{path}` was renamed to `{new}` (git)"))
+                    out.append(
+                        Finding(memory.id, anchor, path, new, f"`{path}` was renamed to `{new}` (git)")
+                    )
             else:
                 out.append(Finding(memory.id, anchor, path, None, f"`{path}` no longer exists"))
         return out

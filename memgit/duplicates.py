@@ -123,8 +123,13 @@ def _entity_file(memory: Memory) -> str:
 class Detector:
     """Duplicate detection over one set of memories (active ones, normally)."""
 
-    def __init__(self, memories: Sequence[Memory], vectors: Mapping[str, Sequence[float]] | None = None,
-                 *, threshold: float | None = None) -> None:
+    def __init__(
+        self,
+        memories: Sequence[Memory],
+        vectors: Mapping[str, Sequence[float]] | None = None,
+        *,
+        threshold: float | None = None,
+    ) -> None:
         self.memories = {m.id: m for m in memories}
         self.vectors = {mid: _unit(v) for mid, v in (vectors or {}).items() if mid in self.memories}
         if threshold is None:

@@ -10,6 +10,7 @@
 5. promotion -> `pinned` for memories used in many sessions, unpinned when unused for long;
 6. hygiene -> bodies over budget, unanchored file names, vague titles: reported only.
 
+The values (`Proposal`, `Reflection`) and their rendering are in `memgit.proposals`.
 Proposals are applied in that order to an in-memory copy of the store, so two proposals
 on one memory compose and the diff shows the end result. Nothing here writes: the caller
 (`Memgit.reflect`) lands the changes as commits. Malformed files are reported, never
@@ -23,7 +24,6 @@ with a problem `memgit lint` reports is never changed: it is listed instead.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -37,118 +37,11 @@ from memgit.duplicates import Detector, merge, rank
 from memgit.errors import MemgitError
 from memgit.memory import Memory
 from memgit.patch import patch
+from memgit.lifecycle import Lifecycle
+from memgit.proposals import FileChange, Proposal, Reflection
 from memgit.usage import Usage, days_between, parse_time
 
 CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "hygiene")
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """A memory file's new text (`text`), or its deletion (`text` None). `path` is
-    relative to the memory folder."""
-
-    path: str
-    text: str | None
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """One change reflect proposes (or, with no `changes`, a finding for a person)."""
-
-    kind: str  # merge, supersede, conflict, rename-anchor, review-anchor, archive, pin, unpin, hygiene
-    category: str
-    ids: tuple[str, ...]
-    what: str
-    reason: str
-    evidence: tuple[str, ...] = ()
-    changes: tuple[FileChange, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "category": self.category,
-            "ids": list(self.ids),
-            "what": self.what,
-            "reason": self.reason,
-            "evidence": list(self.evidence),
-            "changes": [{"path": c.path, "delete": c.text is None, "text": c.text} for c in self.changes],
-        }
-
-
-@dataclass(frozen=True)
-class Reflection:
-    """Every proposal, the malformed files left alone, and the files as they are now."""
-
-    proposals: tuple[Proposal, ...]
-    problems: tuple[str, ...]
-    before: Mapping[str, str] = field(default_factory=dict, compare=False)
-    prefix: str = ".memory/"
-    notes: tuple[str, ...] = ()
-
-    @property
-    def changes(self) -> dict[str, str | None]:
-        """Each changed file's final text (None: deleted), in the order first touched."""
-        out: dict[str, str | None] = {}
-        for proposal in self.proposals:
-            for change in proposal.changes:
-                out[change.path] = change.text
-        return out
-
-    @property
-    def actionable(self) -> tuple[Proposal, ...]:
-        return tuple(p for p in self.proposals if p.changes)
-
-    def diff(self) -> str:
-        """A unified diff over the memory folder that `git apply` accepts."""
-        return unified_diff(self.before, self.changes, self.prefix)
-
-    def summary(self) -> str:
-        """Markdown for a pull request: per proposal, what, why and the evidence."""
-        lines = [f"## memgit reflect: {len(self.actionable)} change(s) proposed, "
-                 f"{len(self.proposals) - len(self.actionable)} for a person to review", ""]
-        for number, p in enumerate(self.proposals, 1):
-            mark = "" if p.changes else " (no change: for review)"
-            lines.append(f"{number}. **{p.kind}** {', '.join(f'`{i}`' for i in p.ids)}: {p.what}{mark}")
-            lines.append(f"   - why: {p.reason}")
-            for item in p.evidence:
-                lines.append(f"   - evidence: {item}")
-        for problem in self.problems:
-            lines.append(f"- malformed, left alone: {problem} (see `memgit lint`)")
-        for note in self.notes:
-            lines.append(f"- note: {note}")
-        if not self.proposals and not self.problems:
-            lines.append("Nothing to propose: memory looks healthy.")
-        return "\n".join(lines) + "\n"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"proposals": [p.to_dict() for p in self.proposals], "problems": list(self.problems),
-                "notes": list(self.notes)}
-
-
-def unified_diff(before: Mapping[str, str], after: Mapping[str, str | None], prefix: str) -> str:
-    out: list[str] = []
-    for rel, new in after.items():
-        old = before.get(rel)
-        if old == new:
-            continue
-        path = prefix + rel
-        out.append(f"diff --git a/{path} b/{path}\n")
-        if new is None:
-            out.append("deleted file mode 100644\n")
-        elif old is None:
-            out.append("new file mode 100644\n")
-        for line in difflib.unified_diff(
-            _lines(old), _lines(new), fromfile=f"a/{path}" if old is not None else "/dev/null",
-            tofile=f"b/{path}" if new is not None else "/dev/null", n=3,
-        ):
-            if not line.endswith("\n"):
-                line += "\n\\ No newline at end of file\n"
-            out.append(line)
-    return "".join(out)
-
-
-def _lines(text: str | None) -> list[str]:
-    return [] if text is None else text.splitlines(keepends=True)
 
 
 # -- the engine --------------------------------------------------------------------------------
@@ -178,7 +71,7 @@ def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] 
     return _Engine(inputs, set(only) or set(CATEGORIES), set(exclude)).run()
 
 
-class _Engine:
+class _Engine(Lifecycle):
     def __init__(self, inputs: Inputs, only: set[str], exclude: set[str]) -> None:
         self.i = inputs
         self.only = only
@@ -238,12 +131,19 @@ class _Engine:
         return self._write(base, replace(base, **fields, extra=extra, updated=self.stamp))
 
     def _write(self, old: Memory, new: Memory) -> FileChange:
-        changes = {name: getattr(new, name) for name in (*fmt.FIELDS, "body") if getattr(new, name) != getattr(old, name)}
+        changes = {
+            name: getattr(new, name)
+            for name in (*fmt.FIELDS, "body")
+            if getattr(new, name) != getattr(old, name)
+        }
         changes.update({k: v for k, v in new.extra.items() if old.extra.get(k) != v})
         changes.update({k: None for k in old.extra if k not in new.extra})
         patched = patch(self.texts[old.path], changes)
-        text = patched if patched is not None and fmt.check(patched, new.path, self.i.config.kinds)[0] == new \
+        text = (
+            patched
+            if patched is not None and fmt.check(patched, new.path, self.i.config.kinds)[0] == new
             else fmt.dump(new)
+        )
         self.state[new.id] = new
         self.texts[new.path] = text
         return FileChange(new.path, text)
@@ -262,15 +162,25 @@ class _Engine:
     # -- run -----------------------------------------------------------------------------------
 
     def run(self) -> Reflection:
-        steps = (("duplicates", self.duplicates), ("supersessions", self.supersessions),
-                 ("stale", self.stale), ("eviction", self.eviction), ("promotion", self.promotion),
-                 ("hygiene", self.hygiene))
+        steps = (
+            ("duplicates", self.duplicates),
+            ("supersessions", self.supersessions),
+            ("stale", self.stale),
+            ("eviction", self.eviction),
+            ("promotion", self.promotion),
+            ("hygiene", self.hygiene),
+        )
         self.detector: Detector | None = None
         for name, step in steps:
             if name in self.only:
                 step()
-        return Reflection(tuple(self.proposals), tuple(dict.fromkeys(self.problems)), dict(self.before), self.i.prefix,
-                          tuple(self.notes))
+        return Reflection(
+            tuple(self.proposals),
+            tuple(dict.fromkeys(self.problems)),
+            dict(self.before),
+            self.i.prefix,
+            tuple(self.notes),
+        )
 
     def _detector(self) -> Detector:
         if self.detector is None:
@@ -279,8 +189,10 @@ class _Engine:
             self.detector = Detector(active, vectors)
             missing = sum(1 for m in active if m.id not in vectors)
             if missing:
-                self.notes.append(f"{missing} of {len(active)} memories have no meaning vector yet "
-                                  "(`memgit reindex` embeds them); they were compared by their words")
+                self.notes.append(
+                    f"{missing} of {len(active)} memories have no meaning vector yet "
+                    "(`memgit reindex` embeds them); they were compared by their words"
+                )
         return self.detector
 
     # -- 1. duplicates -----------------------------------------------------------------------
@@ -295,12 +207,22 @@ class _Engine:
             base, other = (a, b) if rank(a) >= rank(b) else (b, a)
             base, other = self.state[base.id], self.state[other.id]
             changes = (self._write(base, merge(base, other, updated=self.stamp)), self.delete(other))
-            why = ("they state the same thing; the kept memory "
-                   f"({base.source}, confidence {base.confidence:g}) gains what only the other said, "
-                   f"and lists `{other.id}` in `supersedes` (its file stays in git history)")
-            self.add(Proposal("merge", "duplicates", (base.id, other.id),
-                              f'merge "{_short(other.title)}" into "{_short(base.title)}"', why,
-                              (pair.evidence(),), changes))
+            why = (
+                "they state the same thing; the kept memory "
+                f"({base.source}, confidence {base.confidence:g}) gains what only the other said, "
+                f"and lists `{other.id}` in `supersedes` (its file stays in git history)"
+            )
+            self.add(
+                Proposal(
+                    "merge",
+                    "duplicates",
+                    (base.id, other.id),
+                    f'merge "{_short(other.title)}" into "{_short(base.title)}"',
+                    why,
+                    (pair.evidence(),),
+                    changes,
+                )
+            )
 
     # -- 2. supersessions ----------------------------------------------------------------------
 
@@ -312,20 +234,37 @@ class _Engine:
             if newer is None or older is None or not newer.active or not older.active:
                 continue
             if found.winner is None:
-                self.add(Proposal("conflict", "supersessions", (newer.id, older.id),
-                                  f'"{_short(newer.title)}" contradicts "{_short(older.title)}"',
-                                  found.reason + "; reflect cannot tell which is right, so nothing is changed",
-                                  found.evidence))
+                self.add(
+                    Proposal(
+                        "conflict",
+                        "supersessions",
+                        (newer.id, older.id),
+                        f'"{_short(newer.title)}" contradicts "{_short(older.title)}"',
+                        found.reason + "; reflect cannot tell which is right, so nothing is changed",
+                        found.evidence,
+                    )
+                )
                 continue
             loser = older if found.winner == newer.id else newer
             winner = newer if loser is older else older
             if not self.editable(loser):
                 continue
-            change = self.edit(loser, status="archived",
-                               superseded_by=[*_as_list(loser.extra.get("superseded_by")), winner.id])
-            self.add(Proposal("supersede", "supersessions", (winner.id, loser.id),
-                              f'archive "{_short(loser.title)}": superseded by "{_short(winner.title)}"',
-                              found.reason, found.evidence, (change,)))
+            change = self.edit(
+                loser,
+                status="archived",
+                superseded_by=[*_as_list(loser.extra.get("superseded_by")), winner.id],
+            )
+            self.add(
+                Proposal(
+                    "supersede",
+                    "supersessions",
+                    (winner.id, loser.id),
+                    f'archive "{_short(loser.title)}": superseded by "{_short(winner.title)}"',
+                    found.reason,
+                    found.evidence,
+                    (change,),
+                )
+            )
 
     # -- 3. stale anchors ------------------------------------------------------------------------
 
@@ -338,8 +277,11 @@ class _Engine:
                 continue  # already flagged: a person is on it
             since = parse_time(memory.updated or memory.created)
             # Renames since the memory was written: an older rename is not what it meant.
-            renames = [(old, new) for old, new, when in self.i.renames
-                       if since is None or (parse_time(when) or self.i.now) >= since]
+            renames = [
+                (old, new)
+                for old, new, when in self.i.renames
+                if since is None or (parse_time(when) or self.i.now) >= since
+            ]
             findings = Checker(self.i.root, renames).check(memory)
             if not findings or not self.editable(memory):
                 continue
@@ -351,103 +293,39 @@ class _Engine:
                 fields: dict[str, Any] = {"confidence": confidence, "needs_review": True}
                 fields.update(_renamed_fields(memory, renamed))
                 change = self.edit(memory, **fields)
-                self.add(Proposal("review-anchor", "stale", (memory.id,),
-                                  f'flag "{_short(memory.title)}" for review and lower its confidence '
-                                  f"{memory.confidence:g} -> {confidence:g}",
-                                  "it points at code that is no longer there", evidence, (change,)))
+                self.add(
+                    Proposal(
+                        "review-anchor",
+                        "stale",
+                        (memory.id,),
+                        f'flag "{_short(memory.title)}" for review and lower its confidence '
+                        f"{memory.confidence:g} -> {confidence:g}",
+                        "it points at code that is no longer there",
+                        evidence,
+                        (change,),
+                    )
+                )
             else:
                 text = f"{memory.title}\n{memory.body}"
-                evidence += tuple(dict.fromkeys(
-                    f"the text still says `{f.path}`: edit it by hand if it should say `{f.new}`"
-                    for f in renamed if f.path in text))
+                evidence += tuple(
+                    dict.fromkeys(
+                        f"the text still says `{f.path}`: edit it by hand if it should say `{f.new}`"
+                        for f in renamed
+                        if f.path in text
+                    )
+                )
                 change = self.edit(memory, **_renamed_fields(memory, renamed))
-                self.add(Proposal("rename-anchor", "stale", (memory.id,),
-                                  f'update the paths of "{_short(memory.title)}"',
-                                  "a file it names was renamed", evidence, (change,)))
-
-    # -- 4. eviction ---------------------------------------------------------------------------
-
-    def eviction(self) -> None:
-        c = self.i.config
-        checkpoints: list[Memory] = []
-        for memory in sorted(self.active(), key=lambda m: m.id):
-            if memory.extra.get("pinned") is True:
-                continue
-            use = self.i.usage.of(memory.id)
-            age = self.age_days(memory)
-            stamp = (memory.updated or memory.created or "?")[:10]
-            if memory.kind == "checkpoint":
-                expires = parse_time(memory.expires)
-                if expires is not None and expires < self.i.now:
-                    self._archive(memory, "eviction", f"the checkpoint expired on {(memory.expires or '')[:10]}",
-                                  (f"expires {memory.expires}",))
-                    continue
-                if age is not None and age > c.reflect_checkpoint_ttl_days:
-                    self._archive(memory, "eviction",
-                                  f"a checkpoint older than its {c.reflect_checkpoint_ttl_days} days TTL",
-                                  (f"last updated {stamp} ({age:.0f} days ago)",))
-                    continue
-                checkpoints.append(memory)
-            if memory.confidence < c.reflect_evict_confidence:
-                quiet = days_between(use.last_recalled, self.i.now)
-                if use.last_recalled is None and age is not None and age > c.reflect_evict_days:
-                    self._archive(memory, "eviction",
-                                  f"confidence {memory.confidence:g} is under {c.reflect_evict_confidence:g} "
-                                  f"and it was not recalled for {c.reflect_evict_days} days",
-                                  (f"recalled 0 times since {stamp} ({age:.0f} days)",))
-                elif quiet is not None and quiet > c.reflect_evict_days:
-                    assert use.last_recalled is not None
-                    self._archive(memory, "eviction",
-                                  f"confidence {memory.confidence:g} is under {c.reflect_evict_confidence:g} "
-                                  f"and it was not recalled for {c.reflect_evict_days} days",
-                                  (f"last recalled {use.last_recalled.date().isoformat()} ({quiet:.0f} days ago), "
-                                   f"{use.recalls} recall(s) in all",))
-        live = [m for m in checkpoints if self.state.get(m.id) is not None and self.state[m.id].active]
-        if len(live) > c.reflect_max_checkpoints:
-            def key(m: Memory) -> tuple[int, str, str]:
-                use = self.i.usage.of(m.id)
-                last = use.last_recalled.isoformat() if use.last_recalled else ""
-                return (use.recalls, last, m.updated or m.created or "")
-            for memory in sorted(live, key=key)[: len(live) - c.reflect_max_checkpoints]:
-                use = self.i.usage.of(memory.id)
-                self._archive(memory, "eviction",
-                              f"there are {len(live)} active checkpoints, over the limit of "
-                              f"{c.reflect_max_checkpoints}; this one is among the least recalled",
-                              (f"recalled {use.recalls} time(s)",))
-
-    def _archive(self, memory: Memory, category: str, reason: str, evidence: tuple[str, ...]) -> None:
-        if not self.editable(memory):
-            return
-        change = self.edit(memory, status="archived")
-        self.add(Proposal("archive", category, (memory.id,), f'archive "{_short(memory.title)}"', reason,
-                          evidence, (change,)))
-
-    # -- 5. promotion ----------------------------------------------------------------------------
-
-    def promotion(self) -> None:
-        c = self.i.config
-        for memory in sorted(self.active(), key=lambda m: m.id):
-            use = self.i.usage.of(memory.id)
-            sessions = len(use.used_sessions)
-            pinned = memory.extra.get("pinned") is True
-            if not pinned and sessions >= c.reflect_pin_sessions and use.recalls and self.editable(memory):
-                change = self.edit(memory, pinned=True)
-                self.add(Proposal("pin", "promotion", (memory.id,), f'pin "{_short(memory.title)}"',
-                                  f"it was recalled and marked used in {sessions} sessions "
-                                  f"(at least {c.reflect_pin_sessions})",
-                                  (f"recalled {use.recalls} time(s); marked used in {sessions} session(s)",),
-                                  (change,)))
-            elif pinned:
-                last = max((t for t in (use.last_used, use.last_recalled) if t is not None), default=None)
-                idle = days_between(last, self.i.now) if last else self.age_days(memory)
-                if idle is not None and idle > c.reflect_unpin_days and self.editable(memory):
-                    said = (f"last used or recalled {last.date().isoformat()} ({idle:.0f} days ago)" if last else
-                            f"not used or recalled since its update on {(memory.updated or memory.created or '?')[:10]}"
-                            f" ({idle:.0f} days ago)")
-                    change = self.edit(memory, pinned=None)
-                    self.add(Proposal("unpin", "promotion", (memory.id,), f'unpin "{_short(memory.title)}"',
-                                      f"pinned but not used or recalled for {c.reflect_unpin_days} days",
-                                      (said,), (change,)))
+                self.add(
+                    Proposal(
+                        "rename-anchor",
+                        "stale",
+                        (memory.id,),
+                        f'update the paths of "{_short(memory.title)}"',
+                        "a file it names was renamed",
+                        evidence,
+                        (change,),
+                    )
+                )
 
     # -- 6. hygiene --------------------------------------------------------------------------------
 
@@ -460,21 +338,37 @@ class _Engine:
             found: list[str] = []
             tokens = fmt.count_tokens(memory.body)
             if tokens > budget:
-                found.append(f"the body is about {tokens} tokens, over the budget of {budget}: split or shorten it")
+                found.append(
+                    f"the body is about {tokens} tokens, over the budget of {budget}: split or shorten it"
+                )
             if not memory.files and not memory.entity:
-                named = [a for a in extract_anchors(memory.title, memory.body)
-                         if "/" in a and looks_like_path(a) and "::" not in a]
+                named = [
+                    a
+                    for a in extract_anchors(memory.title, memory.body)
+                    if "/" in a and looks_like_path(a) and "::" not in a
+                ]
                 if named:
-                    found.append(f"the text names {', '.join(f'`{n}`' for n in named[:3])} but the memory "
-                                 "has no `files` or `entity`: add them so recall and reflect can use them")
+                    found.append(
+                        f"the text names {', '.join(f'`{n}`' for n in named[:3])} but the memory "
+                        "has no `files` or `entity`: add them so recall and reflect can use them"
+                    )
             if _vague(memory.title):
                 found.append(f'the title "{memory.title}" says little: say what the memory is about')
             if found:
-                self.add(Proposal("hygiene", "hygiene", (memory.id,), f'review "{_short(memory.title)}"',
-                                  "; ".join(found)))
+                self.add(
+                    Proposal(
+                        "hygiene",
+                        "hygiene",
+                        (memory.id,),
+                        f'review "{_short(memory.title)}"',
+                        "; ".join(found),
+                    )
+                )
 
 
-_VAGUE = frozenset("note notes todo misc fix fixes update updates stuff thing things info memo wip tmp test".split())
+_VAGUE = frozenset(
+    "note notes todo misc fix fixes update updates stuff thing things info memo wip tmp test".split()
+)
 
 
 def _vague(title: str) -> bool:
@@ -491,8 +385,11 @@ def _renamed_fields(memory: Memory, renamed: Sequence[Finding]) -> dict[str, Any
         path, sep, symbol = anchor.partition("::")
         return moves.get(path.strip(), path) + (sep + symbol if sep else "")
 
-    return {"files": tuple(dict.fromkeys(move(f) for f in memory.files)), "entity": move(memory.entity) if memory.entity else "",
-            "symbols": tuple(move(s) for s in memory.symbols)}
+    return {
+        "files": tuple(dict.fromkeys(move(f) for f in memory.files)),
+        "entity": move(memory.entity) if memory.entity else "",
+        "symbols": tuple(move(s) for s in memory.symbols),
+    }
 
 
 def _as_list(value: Any) -> list[str]:

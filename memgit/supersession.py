@@ -24,10 +24,14 @@ from memgit.duplicates import Detector, rank
 from memgit.memory import Memory
 from memgit.usage import parse_time
 
-_REVERT_OF = re.compile(r'^\s*revert(?:s|ed)?\s*[:"\'“]+\s*(.+?)\s*["\'”]*\s*(?:\(#\d+\))?\s*$', re.IGNORECASE)
+_REVERT_OF = re.compile(
+    r'^\s*revert(?:s|ed)?\s*[:"\'“]+\s*(.+?)\s*["\'”]*\s*(?:\(#\d+\))?\s*$', re.IGNORECASE
+)
 _CHANGE = re.compile(
     r"\b(now|no longer|instead of|replaced by|from now on|switched to|changed to|is deprecated|"
-    r"are deprecated|not anymore|any more)\b", re.IGNORECASE)
+    r"are deprecated|not anymore|any more)\b",
+    re.IGNORECASE,
+)
 _ALWAYS = re.compile(r"\b(always|must)\b", re.IGNORECASE)
 _NEVER = re.compile(r"\b(never|do not|don't|must not|mustn't)\b", re.IGNORECASE)
 #: Similarity (word and meaning) two memories need to be compared at all; they must also be
@@ -66,8 +70,15 @@ def find(memories: Sequence[Memory], detector: Detector) -> list[Found]:
         for target in by_title.get(_norm(match.group(1)), []):
             if target.id != memory.id and frozenset((memory.id, target.id)) not in seen:
                 seen.add(frozenset((memory.id, target.id)))
-                out.append(Found(memory.id, target.id, memory.id, "it reverts the older memory's change",
-                                 (f'title: "{memory.title}"',)))
+                out.append(
+                    Found(
+                        memory.id,
+                        target.id,
+                        memory.id,
+                        "it reverts the older memory's change",
+                        (f'title: "{memory.title}"',),
+                    )
+                )
     scored = detector.scored()
     best: dict[str, float] = {}
     for pair in scored:
@@ -92,12 +103,18 @@ def find(memories: Sequence[Memory], detector: Detector) -> list[Found]:
 def _judge(a: Memory, b: Memory, similarity: float) -> Found | None:
     ta, tb = parse_time(a.updated or a.created), parse_time(b.updated or b.created)
     text_a, text_b = f"{a.title}\n{a.body}", f"{b.title}\n{b.body}"
-    contradiction = (bool(_ALWAYS.search(text_a)) and bool(_NEVER.search(text_b))) or \
-                    (bool(_NEVER.search(text_a)) and bool(_ALWAYS.search(text_b)))
+    contradiction = (bool(_ALWAYS.search(text_a)) and bool(_NEVER.search(text_b))) or (
+        bool(_NEVER.search(text_a)) and bool(_ALWAYS.search(text_b))
+    )
     if ta is None or tb is None or ta == tb:
         if contradiction:
-            return Found(a.id, b.id, None, "one says always, the other never, and they cannot be ordered in time",
-                         (f"similarity {similarity:.2f}",))
+            return Found(
+                a.id,
+                b.id,
+                None,
+                "one says always, the other never, and they cannot be ordered in time",
+                (f"similarity {similarity:.2f}",),
+            )
         return None
     newer, older = (a, b) if ta > tb else (b, a)
     newer_text = f"{newer.title}\n{newer.body}"
@@ -107,10 +124,19 @@ def _judge(a: Memory, b: Memory, similarity: float) -> Found | None:
     if not change and not contradiction:
         return None
     what = f'the newer memory says "{change.group(0)}"' if change else "one says always, the other never"
-    evidence = (f"similarity {similarity:.2f}",
-                f"newer {(newer.updated or newer.created or '')[:10]} ({newer.source}, {newer.confidence:g}), "
-                f"older {(older.updated or older.created or '')[:10]} ({older.source}, {older.confidence:g})")
+    evidence = (
+        f"similarity {similarity:.2f}",
+        f"newer {(newer.updated or newer.created or '')[:10]} ({newer.source}, {newer.confidence:g}), "
+        f"older {(older.updated or older.created or '')[:10]} ({older.source}, {older.confidence:g})",
+    )
     if rank(older)[:2] > rank(newer)[:2]:
-        return Found(newer.id, older.id, None, f"{what}, but the older memory has the higher source or "
-                     "confidence", evidence)
-    return Found(newer.id, older.id, newer.id, f"{what} about the same thing; it replaces the older one", evidence)
+        return Found(
+            newer.id,
+            older.id,
+            None,
+            f"{what}, but the older memory has the higher source or confidence",
+            evidence,
+        )
+    return Found(
+        newer.id, older.id, newer.id, f"{what} about the same thing; it replaces the older one", evidence
+    )

@@ -44,10 +44,19 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
 
     def read_index() -> tuple[list[str], dict[str, list[float]]]:
         conn = index.conn
-        problems = [str(problem) if str(problem).startswith(rel) else f"{rel}: {problem}" for rel, problem in
-                    conn.execute("SELECT rel, problem FROM files WHERE problem IS NOT NULL ORDER BY rel")]
-        vectors = {mid: array.array("f", blob).tolist() for mid, blob in conn.execute(
-            "SELECT m.id, v.embedding FROM memories m JOIN vectors v ON v.doc = m.doc WHERE m.vec_sha IS NOT NULL")}
+        problems = [
+            str(problem) if str(problem).startswith(rel) else f"{rel}: {problem}"
+            for rel, problem in conn.execute(
+                "SELECT rel, problem FROM files WHERE problem IS NOT NULL ORDER BY rel"
+            )
+        ]
+        vectors = {
+            mid: array.array("f", blob).tolist()
+            for mid, blob in conn.execute(
+                "SELECT m.id, v.embedding FROM memories m JOIN vectors v ON v.doc = m.doc "
+                "WHERE m.vec_sha IS NOT NULL"
+            )
+        }
         return problems, vectors
 
     problems, vectors = index.db.guard(read_index)
@@ -59,7 +68,12 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
         return data.decode("utf-8")
 
     return Inputs(
-        memories=memories, read=read, config=mem.config, now=now, problems=problems, vectors=vectors,
+        memories=memories,
+        read=read,
+        config=mem.config,
+        now=now,
+        problems=problems,
+        vectors=vectors,
         usage=usage_mod.load(repo.git_dir / "memgit" if repo is not None else None),
         root=repo.root if repo is not None and anchors else None,
         renames=gitrepo.renames(repo) if repo is not None and anchors else (),
@@ -67,8 +81,16 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
     )
 
 
-def reflect(mem: Memgit, *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
-            split: bool = False, branch: str | None = None, now: datetime | None = None) -> Outcome:
+def reflect(
+    mem: Memgit,
+    *,
+    only: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    apply: bool = False,
+    split: bool = False,
+    branch: str | None = None,
+    now: datetime | None = None,
+) -> Outcome:
     """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`."""
     now = now or usage_mod.utc_now()
     excluded = _resolve(mem, exclude)
@@ -82,10 +104,24 @@ def reflect(mem: Memgit, *, only: Sequence[str] = (), exclude: Sequence[str] = (
         reflection = propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
         commits = _commits(mem, reflection, split)
         if branch is not None:
-            shas = gitrepo.commit_on_branch(repo, branch, [
-                (message, {_repo_path(mem, repo, rel): None if text is None else text.encode("utf-8")
-                           for rel, text in files.items()})
-                for message, files in commits]) if commits else []
+            shas = (
+                gitrepo.commit_on_branch(
+                    repo,
+                    branch,
+                    [
+                        (
+                            message,
+                            {
+                                _repo_path(mem, repo, rel): None if text is None else text.encode("utf-8")
+                                for rel, text in files.items()
+                            },
+                        )
+                        for message, files in commits
+                    ],
+                )
+                if commits
+                else []
+            )
             return Outcome(reflection, tuple(shas), branch)
         shas = []
         for message, files in commits:
@@ -131,9 +167,16 @@ def _commits(mem: Memgit, reflection: Reflection, split: bool) -> list[tuple[str
     if not actionable:
         return []
     if split:
-        return [(f"memory: reflect: {p.kind} {p.what}"[:200] + "\n\n" + _describe([p]),
-                 {c.path: c.text for c in p.changes}) for p in actionable]
-    return [(f"memory: reflect ({len(actionable)} change(s))\n\n" + _describe(actionable), reflection.changes)]
+        return [
+            (
+                f"memory: reflect: {p.kind} {p.what}"[:200] + "\n\n" + _describe([p]),
+                {c.path: c.text for c in p.changes},
+            )
+            for p in actionable
+        ]
+    return [
+        (f"memory: reflect ({len(actionable)} change(s))\n\n" + _describe(actionable), reflection.changes)
+    ]
 
 
 def _describe(proposals: Sequence[Proposal]) -> str:
@@ -162,8 +205,7 @@ def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) ->
     from memgit.duplicates import Detector
 
     active = [m for m in inputs.memories if m.active]
-    new_ids = [m.id for m in active
-               if start is None or (usage_mod.parse_time(m.created) or now) >= start]
+    new_ids = [m.id for m in active if start is None or (usage_mod.parse_time(m.created) or now) >= start]
     repeats: list[tuple[str, str]] = []
     if new_ids:
         detector = Detector(active, inputs.vectors)

@@ -108,8 +108,9 @@ def load(folder: Path | None) -> Usage:
     return usage
 
 
-def record_feedback(folder: Path, memory_id: str, verdict: str, *, session: str | None = None,
-                    now: datetime | None = None) -> dict[str, str]:
+def record_feedback(
+    folder: Path, memory_id: str, verdict: str, *, session: str | None = None, now: datetime | None = None
+) -> dict[str, str]:
     """Append one verdict on a memory to `feedback.jsonl`; returns the record written.
 
     `session` groups feedback from one agent session ($MEMGIT_SESSION by default, else the
@@ -132,7 +133,9 @@ def record_feedback(folder: Path, memory_id: str, verdict: str, *, session: str 
         finally:
             os.close(fd)
     except OSError as exc:
-        raise MemgitError(f"cannot write {folder / FEEDBACK} ({exc.strerror or exc}); check permissions") from None
+        raise MemgitError(
+            f"cannot write {folder / FEEDBACK} ({exc.strerror or exc}); check permissions"
+        ) from None
     return record
 
 
@@ -150,8 +153,14 @@ def parse_since(value: str | None, now: datetime) -> datetime | None:
     return found
 
 
-def stats(memories: Sequence[Memory], usage: Usage, *, since: datetime | None, now: datetime,
-          repeats: Iterable[tuple[str, str]] = ()) -> dict[str, object]:
+def stats(
+    memories: Sequence[Memory],
+    usage: Usage,
+    *,
+    since: datetime | None,
+    now: datetime,
+    repeats: Iterable[tuple[str, str]] = (),
+) -> dict[str, object]:
     """Health figures for `memgit stats` (see the README for what each means)."""
     recalled: set[str] = set()
     for when, ids in usage.recall_events:

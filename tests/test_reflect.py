@@ -24,46 +24,83 @@ STAMP = "2026-12-01T12:00:00+00:00"
 
 
 def _rec(mid: str, title: str, body: str = "", **fields: object) -> str:
-    record = {"id": mid, "title": title, "body": body, "created": "2026-11-20T10:00:00+00:00",
-              "updated": "2026-11-20T10:00:00+00:00", **fields}
+    record = {
+        "id": mid,
+        "title": title,
+        "body": body,
+        "created": "2026-11-20T10:00:00+00:00",
+        "updated": "2026-11-20T10:00:00+00:00",
+        **fields,
+    }
     return json.dumps(record)
 
 
-PARSE_A = _rec("m-a1", "parse_config returns a tuple (path, Config)",
-               "Callers need the path of the loaded file to report errors against it, so parse_config "
-               "returns the path together with the Config.", kind="decision",
-               entity="src/config.py::parse_config", source="user")
-PARSE_B = _rec("m-a2", "Why parse_config gives back the path as well as the Config",
-               "parse_config hands back a pair: the path of the loaded config file and the Config, so that "
-               "callers can report errors against that file. Do not change it to return only the Config.",
-               kind="fact", entity="src/config.py", source="inferred", confidence=0.5,
-               updated="2026-11-25T10:00:00+00:00", files=["src/config.py"])
+PARSE_A = _rec(
+    "m-a1",
+    "parse_config returns a tuple (path, Config)",
+    "Callers need the path of the loaded file to report errors against it, so parse_config "
+    "returns the path together with the Config.",
+    kind="decision",
+    entity="src/config.py::parse_config",
+    source="user",
+)
+PARSE_B = _rec(
+    "m-a2",
+    "Why parse_config gives back the path as well as the Config",
+    "parse_config hands back a pair: the path of the loaded config file and the Config, so that "
+    "callers can report errors against that file. Do not change it to return only the Config.",
+    kind="fact",
+    entity="src/config.py",
+    source="inferred",
+    confidence=0.5,
+    updated="2026-11-25T10:00:00+00:00",
+    files=["src/config.py"],
+)
 OTHERS = [
-    _rec("m-b1", "load_settings reads environment overrides",
-         "load_settings in src/config.py applies MEMGIT_ variables after the TOML file, so the environment "
-         "wins over the file.", entity="src/config.py::load_settings"),
-    _rec("m-c1", "The login handler must check get_user for None",
-         "get_user returns None for an unknown email; login must check it before reading password_hash.",
-         kind="lesson", entity="src/auth/login.py::login"),
-    _rec("m-d1", "Use ingest/http.py get_json for HTTP in the ingest code",
-         "It retries with backoff; never call requests directly from ingest.", kind="convention",
-         entity="ingest/http.py::get_json"),
-    _rec("m-e1", "Releases are tagged from main with a signed tag",
-         "Run make release on main; it signs the tag vX.Y.Z and pushes it.", kind="skill"),
+    _rec(
+        "m-b1",
+        "load_settings reads environment overrides",
+        "load_settings in src/config.py applies MEMGIT_ variables after the TOML file, so the environment "
+        "wins over the file.",
+        entity="src/config.py::load_settings",
+    ),
+    _rec(
+        "m-c1",
+        "The login handler must check get_user for None",
+        "get_user returns None for an unknown email; login must check it before reading password_hash.",
+        kind="lesson",
+        entity="src/auth/login.py::login",
+    ),
+    _rec(
+        "m-d1",
+        "Use ingest/http.py get_json for HTTP in the ingest code",
+        "It retries with backoff; never call requests directly from ingest.",
+        kind="convention",
+        entity="ingest/http.py::get_json",
+    ),
+    _rec(
+        "m-e1",
+        "Releases are tagged from main with a signed tag",
+        "Run make release on main; it signs the tag vX.Y.Z and pushes it.",
+        kind="skill",
+    ),
 ]
 
 
 def test_a_hand_written_file_keeps_all_but_the_changed_lines(repo: Path, mem: memgit.Memgit) -> None:
-    text = ("---\r\n# a guess from CI\r\ntitle:   'The flaky upload test may be a race'\r\n"
-            "kind: lesson\r\nsource: inferred\r\nconfidence: 0.3   # unconfirmed\r\n"
-            "updated: 2026-08-30\r\n---\r\n\r\nSeen once in CI.\r\n")
+    text = (
+        "---\r\n# a guess from CI\r\ntitle:   'The flaky upload test may be a race'\r\n"
+        "kind: lesson\r\nsource: inferred\r\nconfidence: 0.3   # unconfirmed\r\n"
+        "updated: 2026-08-30\r\n---\r\n\r\nSeen once in CI.\r\n"
+    )
     (repo / ".memory" / "flaky.md").write_bytes(text.encode())
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "by hand")
     found = mem.reflect(now=NOW).reflection
     assert [(p.kind, p.ids) for p in found.proposals] == [("archive", ("flaky",))]
     assert found.proposals[0].changes[0].text == text.replace(
-        "updated: 2026-08-30\r\n", f"updated: {STAMP}\r\nstatus: archived\r\n")
+        "updated: 2026-08-30\r\n", f"updated: {STAMP}\r\nstatus: archived\r\n"
+    )
 
 
 def _store(mem: memgit.Memgit, *lines: str) -> None:
@@ -74,11 +111,16 @@ def _store(mem: memgit.Memgit, *lines: str) -> None:
 @pytest.fixture(autouse=True)
 def code(repo: Path) -> None:
     """The code the memories above talk about, so that their anchors are not stale."""
-    for rel, text in (("src/config.py", "def parse_config(path):\n    return path, {}\n\n\n"
-                                        "def load_settings():\n    pass\n"),
-                      ("src/auth/login.py", "def login(email):\n    pass\n"),
-                      ("ingest/http.py", "def get_json(url):\n    pass\n"),
-                      ("setup.cfg", "[tool]\n"), ("src/runner.py", "\n")):
+    for rel, text in (
+        (
+            "src/config.py",
+            "def parse_config(path):\n    return path, {}\n\n\ndef load_settings():\n    pass\n",
+        ),
+        ("src/auth/login.py", "def login(email):\n    pass\n"),
+        ("ingest/http.py", "def get_json(url):\n    pass\n"),
+        ("setup.cfg", "[tool]\n"),
+        ("src/runner.py", "\n"),
+    ):
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
     git(repo, "add", ".")
@@ -124,7 +166,9 @@ def test_related_memories_about_one_file_are_not_merged(mem: memgit.Memgit) -> N
     assert mem.reflect(now=NOW, only=["duplicates"]).reflection.proposals == ()
 
 
-def test_apply_commits_once_is_idempotent_and_git_revert_restores_every_byte(repo: Path, mem: memgit.Memgit) -> None:
+def test_apply_commits_once_is_idempotent_and_git_revert_restores_every_byte(
+    repo: Path, mem: memgit.Memgit
+) -> None:
     _store(mem, PARSE_A, PARSE_B, *OTHERS)
     before = _texts(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
@@ -143,7 +187,9 @@ def test_apply_commits_once_is_idempotent_and_git_revert_restores_every_byte(rep
     assert _texts(repo) == before
 
 
-def test_the_diff_is_one_git_apply_accepts_and_gives_the_applied_files(repo: Path, mem: memgit.Memgit) -> None:
+def test_the_diff_is_one_git_apply_accepts_and_gives_the_applied_files(
+    repo: Path, mem: memgit.Memgit
+) -> None:
     _store(mem, PARSE_A, PARSE_B, *OTHERS)
     found = mem.reflect(now=NOW).reflection
     patch = repo.parent / "reflect.diff"
@@ -155,9 +201,20 @@ def test_the_diff_is_one_git_apply_accepts_and_gives_the_applied_files(repo: Pat
 
 
 def test_split_makes_one_commit_per_proposal(repo: Path, mem: memgit.Memgit) -> None:
-    _store(mem, PARSE_A, PARSE_B, *OTHERS,
-           _rec("m-x1", "A guess about the build cache", "Maybe the build cache is shared between jobs.",
-                source="inferred", confidence=0.3, updated="2026-08-01T10:00:00+00:00"))
+    _store(
+        mem,
+        PARSE_A,
+        PARSE_B,
+        *OTHERS,
+        _rec(
+            "m-x1",
+            "A guess about the build cache",
+            "Maybe the build cache is shared between jobs.",
+            source="inferred",
+            confidence=0.3,
+            updated="2026-08-01T10:00:00+00:00",
+        ),
+    )
     outcome = mem.reflect(apply=True, split=True, now=NOW)
     assert [p.kind for p in outcome.reflection.actionable] == ["merge", "archive"]
     assert len(outcome.commits) == 2
@@ -177,7 +234,9 @@ def test_apply_refuses_uncommitted_memory_changes(repo: Path, mem: memgit.Memgit
     assert git(repo, "rev-parse", "HEAD") == head
 
 
-def test_branch_commits_elsewhere_and_leaves_branch_and_work_tree_alone(repo: Path, mem: memgit.Memgit) -> None:
+def test_branch_commits_elsewhere_and_leaves_branch_and_work_tree_alone(
+    repo: Path, mem: memgit.Memgit
+) -> None:
     _store(mem, PARSE_A, PARSE_B, *OTHERS)
     (repo / "notes.txt").write_text("unrelated work in progress\n")
     before = _texts(repo)
@@ -193,8 +252,12 @@ def test_branch_commits_elsewhere_and_leaves_branch_and_work_tree_alone(repo: Pa
     changed = git(repo, "diff", "--name-status", "HEAD", "memory/reflect-2026-12-01").splitlines()
     assert sorted(line.split("\t")[0] for line in changed) == ["D", "M"]
     for rel, text in outcome.reflection.changes.items():
-        shown = subprocess.run(["git", "show", f"memory/reflect-2026-12-01:.memory/{rel}"], cwd=repo,
-                               capture_output=True, text=True)
+        shown = subprocess.run(
+            ["git", "show", f"memory/reflect-2026-12-01:.memory/{rel}"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+        )
         assert (shown.returncode != 0) if text is None else shown.stdout == text
     with pytest.raises(MemgitError, match="already exists"):
         mem.reflect(branch="memory/reflect-2026-12-01", now=NOW)
@@ -204,29 +267,56 @@ def test_branch_commits_elsewhere_and_leaves_branch_and_work_tree_alone(repo: Pa
 
 
 def test_a_revert_supersedes_what_it_reverts(mem: memgit.Memgit) -> None:
-    _store(mem, *OTHERS,
-           _rec("m-r1", "Use signal.alarm() for the test timeout", "The runner uses signal.alarm for timeouts.",
-                entity="src/runner.py", created="2026-10-01T10:00:00+00:00", updated="2026-10-01T10:00:00+00:00"),
-           _rec("m-r2", 'Revert "Use signal.alarm() for the test timeout"',
-                "It broke on Windows, where signal.alarm does not exist.", entity="src/runner.py"))
+    _store(
+        mem,
+        *OTHERS,
+        _rec(
+            "m-r1",
+            "Use signal.alarm() for the test timeout",
+            "The runner uses signal.alarm for timeouts.",
+            entity="src/runner.py",
+            created="2026-10-01T10:00:00+00:00",
+            updated="2026-10-01T10:00:00+00:00",
+        ),
+        _rec(
+            "m-r2",
+            'Revert "Use signal.alarm() for the test timeout"',
+            "It broke on Windows, where signal.alarm does not exist.",
+            entity="src/runner.py",
+        ),
+    )
     found = mem.reflect(now=NOW, only=["supersessions"]).reflection
     assert [(p.kind, p.ids, p.reason) for p in found.proposals] == [
-        ("supersede", ("m-r2", "m-r1"), "it reverts the older memory's change")]
+        ("supersede", ("m-r2", "m-r1"), "it reverts the older memory's change")
+    ]
     text = found.proposals[0].changes[0].text
     assert "status: archived\n" in text and "superseded_by:\n- m-r2\n" in text
 
 
 def test_now_replaces_the_older_decision_and_a_doubtful_one_is_only_reported(mem: memgit.Memgit) -> None:
-    old = _rec("m-s1", "Tests run with nose", "The test suite runs with nose; run nosetests in the repository root.",
-               kind="decision", entity="setup.cfg", created="2026-05-01T10:00:00+00:00",
-               updated="2026-05-01T10:00:00+00:00")
-    new = _rec("m-s2", "Tests now run with pytest instead of nose",
-               "The test suite runs with pytest now; run pytest in the repository root, not nosetests.",
-               kind="decision", entity="setup.cfg")
+    old = _rec(
+        "m-s1",
+        "Tests run with nose",
+        "The test suite runs with nose; run nosetests in the repository root.",
+        kind="decision",
+        entity="setup.cfg",
+        created="2026-05-01T10:00:00+00:00",
+        updated="2026-05-01T10:00:00+00:00",
+    )
+    new = _rec(
+        "m-s2",
+        "Tests now run with pytest instead of nose",
+        "The test suite runs with pytest now; run pytest in the repository root, not nosetests.",
+        kind="decision",
+        entity="setup.cfg",
+    )
     _store(mem, old, new, *OTHERS)
     found = mem.reflect(now=NOW, only=["supersessions"]).reflection
     assert [(p.kind, p.ids) for p in found.proposals] == [("supersede", ("m-s2", "m-s1"))]
-    assert found.proposals[0].reason == 'the newer memory says "now" about the same thing; it replaces the older one'
+    assert (
+        found.proposals[0].reason
+        == 'the newer memory says "now" about the same thing; it replaces the older one'
+    )
 
     mem.update("m-s2", source="inferred", confidence=0.4)
     found = mem.reflect(now=NOW, only=["supersessions"]).reflection
@@ -241,14 +331,21 @@ def test_renamed_deleted_and_undefined_anchors(repo: Path, mem: memgit.Memgit) -
     _write_code(repo, "src/old_name.py", "class Loader:\n    def load(self):\n        pass\n")
     _write_code(repo, "src/gone.py", "X = 1\n")
     _write_code(repo, "web/app.js", "function startServer() {}\n")
-    _store(mem,
-           _rec("m-k1", "parse_config is the entry point", "", entity="src/config.py::parse_config"),
-           _rec("m-k2", "Loader.load reads the whole file", "", entity="src/old_name.py::Loader.load",
-                files=["src/old_name.py"]),
-           _rec("m-k3", "gone.py holds X", "", files=["src/gone.py"], confidence=0.7),
-           _rec("m-k4", "startServer boots the app", "", entity="web/app.js::startServer"),
-           _rec("m-k5", "parse_config validates the schema", "", entity="src/config.py::validate_schema"),
-           _rec("m-k6", "About the release process", "", entity="release process"))
+    _store(
+        mem,
+        _rec("m-k1", "parse_config is the entry point", "", entity="src/config.py::parse_config"),
+        _rec(
+            "m-k2",
+            "Loader.load reads the whole file",
+            "",
+            entity="src/old_name.py::Loader.load",
+            files=["src/old_name.py"],
+        ),
+        _rec("m-k3", "gone.py holds X", "", files=["src/gone.py"], confidence=0.7),
+        _rec("m-k4", "startServer boots the app", "", entity="web/app.js::startServer"),
+        _rec("m-k5", "parse_config validates the schema", "", entity="src/config.py::validate_schema"),
+        _rec("m-k6", "About the release process", "", entity="release process"),
+    )
     git(repo, "mv", "src/old_name.py", "src/loader.py")
     git(repo, "rm", "-q", "src/gone.py")
     git(repo, "commit", "-q", "-m", "rename and delete")
@@ -279,35 +376,69 @@ def _recalls(repo: Path, *entries: tuple[str, list[str]]) -> None:
             handle.write(json.dumps({"ts": ts, "query": "q", "ids": ids}) + "\n")
 
 
-def test_eviction_of_unrecalled_low_confidence_memories_and_old_checkpoints(repo: Path, mem: memgit.Memgit,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eviction_of_unrecalled_low_confidence_memories_and_old_checkpoints(
+    repo: Path, mem: memgit.Memgit, monkeypatch: pytest.MonkeyPatch
+) -> None:
     old = "2026-09-01T10:00:00+00:00"
-    _store(mem, *OTHERS,
-           _rec("m-v1", "A guess about the build cache", "Maybe the cache is shared.", confidence=0.3,
-                source="inferred", updated=old),
-           _rec("m-v2", "A guess about flaky tests", "Maybe the network.", confidence=0.3, source="inferred",
-                updated=old),
-           _rec("m-v3", "A fresh guess about flaky tests", "Maybe timing.", confidence=0.3, source="inferred"),
-           _rec("m-v4", "Checkpoint: half-way through the parser refactor", "Next: tokens.", kind="checkpoint"),
-           _rec("m-v5", "Checkpoint: done with the lexer", "Next: parser.", kind="checkpoint",
-                updated="2026-11-29T10:00:00+00:00"),
-           _rec("m-v6", "Checkpoint: started on the lexer", "Next: lexer.", kind="checkpoint",
-                updated="2026-11-30T10:00:00+00:00"))
+    _store(
+        mem,
+        *OTHERS,
+        _rec(
+            "m-v1",
+            "A guess about the build cache",
+            "Maybe the cache is shared.",
+            confidence=0.3,
+            source="inferred",
+            updated=old,
+        ),
+        _rec(
+            "m-v2",
+            "A guess about flaky tests",
+            "Maybe the network.",
+            confidence=0.3,
+            source="inferred",
+            updated=old,
+        ),
+        _rec("m-v3", "A fresh guess about flaky tests", "Maybe timing.", confidence=0.3, source="inferred"),
+        _rec("m-v4", "Checkpoint: half-way through the parser refactor", "Next: tokens.", kind="checkpoint"),
+        _rec(
+            "m-v5",
+            "Checkpoint: done with the lexer",
+            "Next: parser.",
+            kind="checkpoint",
+            updated="2026-11-29T10:00:00+00:00",
+        ),
+        _rec(
+            "m-v6",
+            "Checkpoint: started on the lexer",
+            "Next: lexer.",
+            kind="checkpoint",
+            updated="2026-11-30T10:00:00+00:00",
+        ),
+    )
     _recalls(repo, ("2026-11-28T10:00:00Z", ["m-v2"]), ("2026-11-30T10:00:00Z", ["m-v6"]))
     monkeypatch.setenv("MEMGIT_REFLECT_MAX_CHECKPOINTS", "1")
     mem = memgit.open(repo, warn=lambda m: None)
     found = mem.reflect(now=NOW, only=["eviction"]).reflection
     assert [(p.ids, p.reason, p.evidence) for p in found.proposals] == [
-        (("m-v1",), "confidence 0.3 is under 0.35 and it was not recalled for 30 days",
-         ("recalled 0 times since 2026-09-01 (91 days)",)),
+        (
+            ("m-v1",),
+            "confidence 0.3 is under 0.35 and it was not recalled for 30 days",
+            ("recalled 0 times since 2026-09-01 (91 days)",),
+        ),
         (("m-v4",), "a checkpoint older than its 7 days TTL", ("last updated 2026-11-20 (11 days ago)",)),
-        (("m-v5",), "there are 2 active checkpoints, over the limit of 1; this one is among the least recalled",
-         ("recalled 0 time(s)",)),
+        (
+            ("m-v5",),
+            "there are 2 active checkpoints, over the limit of 1; this one is among the least recalled",
+            ("recalled 0 time(s)",),
+        ),
     ]
     assert all(p.kind == "archive" and "status: archived\n" in p.changes[0].text for p in found.proposals)
 
 
-def test_feedback_pins_what_is_used_in_many_sessions_and_stats_count_it(repo: Path, mem: memgit.Memgit) -> None:
+def test_feedback_pins_what_is_used_in_many_sessions_and_stats_count_it(
+    repo: Path, mem: memgit.Memgit
+) -> None:
     _store(mem, *OTHERS)
     _recalls(repo, ("2026-11-28T10:00:00Z", ["m-c1", "m-d1"]))
     for session in ("s1", "s2", "s3"):
@@ -315,7 +446,8 @@ def test_feedback_pins_what_is_used_in_many_sessions_and_stats_count_it(repo: Pa
     mem.feedback("m-d1", "ignored", session="s1")
     found = mem.reflect(now=datetime.now(timezone.utc), only=["promotion"]).reflection
     assert [(p.kind, p.ids, p.evidence) for p in found.proposals] == [
-        ("pin", ("m-c1",), ("recalled 1 time(s); marked used in 3 session(s)",))]
+        ("pin", ("m-c1",), ("recalled 1 time(s); marked used in 3 session(s)",))
+    ]
     assert "pinned: true\n" in found.proposals[0].changes[0].text
     stats = mem.stats()
     assert (stats["recalled"], stats["recalled_then_used"], stats["hit_rate"]) == (2, 1, 0.5)
@@ -353,13 +485,26 @@ def test_unknown_kind_and_exclude(mem: memgit.Memgit) -> None:
 
 
 def test_a_killed_apply_leaves_nothing_half_done(repo: Path, mem: memgit.Memgit, tmp_path: Path) -> None:
-    lines = [_rec(f"m-{i:04d}", f"Guess number {i} about module_{i}", f"Maybe mod_{i}.py is slow {i}.",
-                  source="inferred", confidence=0.2, updated="2026-01-01T00:00:00+00:00") for i in range(300)]
+    lines = [
+        _rec(
+            f"m-{i:04d}",
+            f"Guess number {i} about module_{i}",
+            f"Maybe mod_{i}.py is slow {i}.",
+            source="inferred",
+            confidence=0.2,
+            updated="2026-01-01T00:00:00+00:00",
+        )
+        for i in range(300)
+    ]
     _store(mem, *lines)
     journal = repo / ".git" / "memgit" / "changeset.json"
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "memgit", "-C", str(repo), "reflect", "--apply",
-                             "--only", "eviction"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgit", "-C", str(repo), "reflect", "--apply", "--only", "eviction"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while not journal.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.001)
@@ -367,8 +512,12 @@ def test_a_killed_apply_leaves_nothing_half_done(repo: Path, mem: memgit.Memgit,
     proc.wait()
     assert proc.returncode == -9 and journal.exists()  # killed half-way through landing the change
     # The next memgit write finishes the interrupted change before doing its own.
-    again = subprocess.run([sys.executable, "-m", "memgit", "-C", str(repo), "reflect", "--apply",
-                            "--only", "eviction"], env=env, capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "memgit", "-C", str(repo), "reflect", "--apply", "--only", "eviction"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert again.returncode == 0, again.stderr
     assert "finished an interrupted change 'memory: reflect (300 change(s))" in again.stderr
     assert git(repo, "status", "--porcelain") == ""
@@ -425,25 +574,46 @@ def test_end_to_end_with_the_real_model(repo: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_hygiene_is_reported_for_a_person_and_changes_nothing(mem: memgit.Memgit) -> None:
-    _store(mem, *OTHERS,
-           _rec("m-h1", "Notes", "Some thoughts.", entity="src/config.py"),
-           _rec("m-h2", "Where the retry settings live",
-                "They are read in src/net/retry.py and default in conf/retry.toml."))
+    _store(
+        mem,
+        *OTHERS,
+        _rec("m-h1", "Notes", "Some thoughts.", entity="src/config.py"),
+        _rec(
+            "m-h2",
+            "Where the retry settings live",
+            "They are read in src/net/retry.py and default in conf/retry.toml.",
+        ),
+    )
     found = mem.reflect(now=NOW, only=["hygiene"]).reflection
     assert [(p.kind, p.ids, p.reason, p.changes) for p in found.proposals] == [
         ("hygiene", ("m-h1",), 'the title "Notes" says little: say what the memory is about', ()),
-        ("hygiene", ("m-h2",), "the text names `src/net/retry.py`, `conf/retry.toml` but the memory has no "
-                               "`files` or `entity`: add them so recall and reflect can use them", ()),
+        (
+            "hygiene",
+            ("m-h2",),
+            "the text names `src/net/retry.py`, `conf/retry.toml` but the memory has no "
+            "`files` or `entity`: add them so recall and reflect can use them",
+            (),
+        ),
     ]
     assert found.diff() == "" and "(no change: for review)" in found.summary()
 
 
 def test_a_pinned_memory_unused_for_long_is_unpinned_and_an_expired_checkpoint_archived(
-        repo: Path, mem: memgit.Memgit) -> None:
-    _store(mem, *OTHERS,
-           _rec("m-p1", "Run the slow tests with -m slow", "", kind="skill", pinned=True,
-                updated="2026-06-01T00:00:00+00:00"),
-           _rec("m-p2", "Checkpoint: parser done", "", kind="checkpoint", expires="2026-11-30"))
+    repo: Path, mem: memgit.Memgit
+) -> None:
+    _store(
+        mem,
+        *OTHERS,
+        _rec(
+            "m-p1",
+            "Run the slow tests with -m slow",
+            "",
+            kind="skill",
+            pinned=True,
+            updated="2026-06-01T00:00:00+00:00",
+        ),
+        _rec("m-p2", "Checkpoint: parser done", "", kind="checkpoint", expires="2026-11-30"),
+    )
     found = mem.reflect(now=NOW, only=["promotion", "eviction"]).reflection
     assert [(p.kind, p.ids, p.evidence) for p in found.proposals] == [
         ("archive", ("m-p2",), ("expires 2026-11-30",)),
