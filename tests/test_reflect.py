@@ -620,3 +620,24 @@ def test_a_pinned_memory_unused_for_long_is_unpinned_and_an_expired_checkpoint_a
         ("unpin", ("m-p1",), ("not used or recalled since its update on 2026-06-01 (184 days ago)",)),
     ]
     assert "pinned" not in found.proposals[1].changes[0].text
+
+
+def test_branch_with_split_and_only_from_the_command_line(repo: Path, mem: memgit.Memgit) -> None:
+    _store(
+        mem,
+        PARSE_A,
+        PARSE_B,
+        *OTHERS,
+        _rec("m-x1", "A guess about the build cache", "Maybe it is shared.", source="inferred",
+             confidence=0.3, updated="2026-08-01T10:00:00+00:00"),
+    )
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result = CliRunner().invoke(
+        cli, ["-C", str(repo), "reflect", "--branch", "memory/tidy", "--split", "--only", "duplicates,eviction"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "committed 2 commit(s) on branch memory/tidy" in result.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    assert git(repo, "rev-list", "--count", f"{head}..memory/tidy").strip() == "2"
+    assert git(repo, "status", "--porcelain") == ""
