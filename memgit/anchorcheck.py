@@ -18,6 +18,7 @@ Only anchors that look like repository paths are checked (a topic entity such as
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,8 +75,11 @@ class Checker:
         return current if current != path and (self.root / current).is_file() else None
 
     def exists(self, path: str) -> bool:
-        full = (self.root / path).resolve()
-        return (full == self.root.resolve() or self.root.resolve() in full.parents) and full.exists()
+        """Whether `path` is in the work tree (a path climbing out of it never is)."""
+        norm = os.path.normpath(path)
+        if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep):
+            return False
+        return os.path.exists(os.path.join(self.root, norm))
 
     def defines(self, path: str, symbol: str) -> bool:
         return symbol_defined(self.root / path, symbol)
