@@ -9,7 +9,9 @@ memory at all. For each path a memory names (its `files`, its `entity`, and
   spelled out; other languages by a word search for the symbol's last part);
 - the path is gone but git's rename detection saw it renamed since the memory was last
   updated: the new path is proposed (followed through several renames);
-- otherwise (deleted, or a symbol no longer defined): the memory is flagged for review.
+- otherwise (deleted, or a symbol no longer defined): the memory is flagged for review;
+- the path exists but commits since the memory was written changed a large share of its
+  lines (`churned`): the memory is flagged for review, with those commits as evidence.
 
 Only anchors that look like repository paths are checked (a topic entity such as
 "release process" is not a file).
@@ -21,9 +23,10 @@ import ast
 import os
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from memgit.memory import Memory
 
@@ -166,3 +169,37 @@ def _python_names(path: str, mtime_ns: int, size: int) -> frozenset[str] | None:
 
     walk(tree, "")
     return frozenset(names)
+
+
+def churned(memory: Memory, root: Path, history: Sequence[tuple[str, str, Mapping[str, int]]],
+            since: datetime | None, min_lines: int, min_share: float) -> list[str]:
+    """Why the code `memory` names has likely moved on since it was written: for each of its
+    existing path anchors, the lines added + deleted by commits after `since` (`history` as
+    `gitrepo.churn` gives it, paths from the repository root), when they reach `min_lines`
+    and `min_share` of the file's length now. One line of evidence per such file."""
+    if since is None:
+        return []
+    paths = dict.fromkeys(split_anchor(a)[0] for a in (*memory.files, memory.entity, *memory.symbols) if a)
+    out = []
+    for path in paths:
+        if not looks_like_path(path) or not (root / path).is_file():
+            continue
+        commits = [(sha, n[path]) for sha, when, n in history
+                   if path in n and (_when(when) or since) > since]
+        changed = sum(n for _, n in commits)
+        try:
+            length = max(1, (root / path).read_bytes().count(b"\n"))
+        except OSError:
+            continue
+        if commits and changed >= min_lines and changed >= min_share * length:
+            shas = ", ".join(sha for sha, _ in commits[:5]) + (", …" if len(commits) > 5 else "")
+            out.append(f"`{path}`: {changed} lines changed in {len(commits)} commit(s) since the memory "
+                       f"was written ({shas}), against {length} lines now")
+    return out
+
+
+def _when(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -58,6 +58,8 @@ DEFAULT_TOML = """\
 # checkpoint_ttl_days = 7   # archive checkpoints not updated for this many days
 # max_checkpoints = 100     # beyond this many active checkpoints, archive the least recalled
 # stale_confidence_drop = 0.2  # confidence lost when a memory's file or symbol is gone
+# churn_lines = 20            # a file of a memory changed by at least this many lines…
+# churn_share = 0.5           # …and this share of its length since the memory was written: review it
 # pin_sessions = 3          # pin a memory marked used in this many sessions
 # unpin_days = 90           # unpin a pinned memory not used or recalled for this many days
 """
@@ -88,6 +90,8 @@ class Config:
     reflect_checkpoint_ttl_days: int = 7
     reflect_max_checkpoints: int = 100
     reflect_stale_confidence_drop: float = 0.2
+    reflect_churn_lines: int = 20
+    reflect_churn_share: float = 0.5
     reflect_pin_sessions: int = 3
     reflect_unpin_days: int = 90
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)

@@ -327,6 +327,26 @@ def renames(repo: Repo) -> list[tuple[str, str, str]]:
     return out
 
 
+def churn(repo: Repo, since: str | None = None) -> list[tuple[str, str, dict[str, int]]]:
+    """HEAD's commits since `since` (ISO time), oldest first, as `(short sha, committer date,
+    {path from the repository root: lines added + deleted})`."""
+    args = ["log", "--no-renames", "--numstat", "--format=%x1e%h%x1f%cI", "--reverse"]
+    if since:
+        args.append(f"--since={since}")
+    result = _run(args, repo.root)
+    out = []
+    for record in result.stdout.split("\x1e")[1:] if result.returncode == 0 else ():
+        head, _, rest = record.partition("\n")
+        sha, _, date = head.partition("\x1f")
+        counts: dict[str, int] = {}
+        for line in rest.splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():  # "-": binary
+                counts[parts[2]] = int(parts[0]) + int(parts[1])
+        out.append((sha, date.strip(), counts))
+    return out
+
+
 def dirty(repo: Repo, under: Path) -> list[str]:
     """Paths under `under` with changes not committed (staged, unstaged or untracked)."""
     rel = os.path.relpath(under, repo.root)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from memgit import memory as fmt
-from memgit.anchorcheck import Checker, Finding
+from memgit.anchorcheck import Checker, Finding, churned
 from memgit.config import Config
 from memgit.duplicates import Detector, merge, rank
 from memgit.errors import MemgitError
@@ -60,6 +60,7 @@ class Inputs:
     vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
     root: Path | None = None  # the work tree, for anchors (None: not checked)
     renames: Sequence[tuple[str, str, str]] = ()  # (old, new, when), oldest first
+    churn: Sequence[tuple[str, str, Mapping[str, int]]] = ()  # (sha, when, {path: lines}), oldest first
     prefix: str = ".memory/"
 
 
@@ -283,7 +284,16 @@ class _Engine(Lifecycle):
                 if since is None or (parse_time(when) or self.i.now) >= since
             ]
             findings = Checker(self.i.root, renames).check(memory)
-            if not findings or not self.editable(memory):
+            if not findings:
+                moved_on = churned(memory, self.i.root, self.i.churn, since, c.reflect_churn_lines,
+                                   c.reflect_churn_share)
+                if moved_on and self.editable(memory):
+                    self.add(Proposal("review-anchor", "stale", (memory.id,),
+                                      f'flag "{_short(memory.title)}" for review',
+                                      "the code it describes changed a lot since it was written",
+                                      tuple(moved_on), (self.edit(memory, needs_review=True),)))
+                continue
+            if not self.editable(memory):
                 continue
             renamed = [f for f in findings if f.new is not None and "no longer defines" not in f.why]
             gone = [f for f in findings if f not in renamed]

@@ -20,7 +20,9 @@ from memgit import gitrepo
 from memgit import memory as fmt
 from memgit import usage as usage_mod
 from memgit.errors import MemgitError
+from memgit.memory import Memory
 from memgit.reflect import Inputs, Proposal, Reflection, propose
+from memgit.usage import parse_time
 
 #: A `memgit.api.Memgit` (not imported: nouns do not import the front door).
 Memgit = Any
@@ -77,6 +79,7 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
         usage=usage_mod.load(repo.git_dir / "memgit" if repo is not None else None),
         root=repo.root if repo is not None and anchors else None,
         renames=gitrepo.renames(repo) if repo is not None and anchors else (),
+        churn=gitrepo.churn(repo, _oldest(memories)) if repo is not None and anchors else (),
         prefix=mem._path_prefix(),
     )
 
@@ -216,3 +219,10 @@ def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) ->
             if newer.id in new_ids:
                 repeats.append((newer.id, b.id if newer is a else a.id))
     return usage_mod.stats(inputs.memories, inputs.usage, since=start, now=now, repeats=repeats)
+
+
+def _oldest(memories: Sequence[Memory]) -> str | None:
+    """The oldest time a memory with a path anchor was written: older commits cannot matter."""
+    times = [t for m in memories if m.active and (m.files or "/" in m.entity)
+             for t in [parse_time(m.updated or m.created)] if t is not None]
+    return min(times).isoformat() if times else None

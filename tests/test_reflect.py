@@ -641,3 +641,28 @@ def test_branch_with_split_and_only_from_the_command_line(repo: Path, mem: memgi
     assert git(repo, "rev-parse", "HEAD").strip() == head
     assert git(repo, "rev-list", "--count", f"{head}..memory/tidy").strip() == "2"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_code_that_changed_a_lot_since_the_memory_is_flagged_with_its_commits(repo: Path, mem: memgit.Memgit,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    before = "2026-11-01T10:00:00+00:00"  # the code as the memories describe it
+    monkeypatch.setenv("GIT_COMMITTER_DATE", before)
+    monkeypatch.setenv("GIT_AUTHOR_DATE", before)
+    _write_code(repo, "src/big.py", "".join(f"def f{i}():\n    return {i}\n" for i in range(20)))
+    _write_code(repo, "src/steady.py", "".join(f"X{i} = {i}\n" for i in range(40)))
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    monkeypatch.delenv("GIT_AUTHOR_DATE")
+    _store(mem, _rec("m-c1", "big.py returns small numbers", "", files=["src/big.py"]),
+           _rec("m-c2", "steady.py holds the constants", "", files=["src/steady.py"]))
+    _write_code(repo, "src/big.py", "".join(f"def g{i}():\n    return {i * 7}\n" for i in range(20)))
+    sha = git(repo, "rev-parse", "--short", "HEAD").strip()
+    _write_code(repo, "src/steady.py", "".join(f"X{i} = {i}\n" for i in range(39)) + "X39 = 0\n")
+    found = mem.reflect(now=NOW, only=["stale"]).reflection
+    assert [(p.kind, p.ids, p.evidence) for p in found.proposals] == [
+        ("review-anchor", ("m-c1",),
+         (f"`src/big.py`: 74 lines changed in 1 commit(s) since the memory was written ({sha}), "
+          "against 40 lines now",)),
+    ]
+    mem.reflect(now=NOW, only=["stale"], apply=True)
+    assert "needs_review: true" in next((repo / ".memory").glob("big-py-*.md")).read_text()
+    assert mem.reflect(now=NOW, only=["stale"]).reflection.proposals == ()
