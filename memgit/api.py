@@ -154,8 +154,12 @@ class Memgit:
             if created:
                 self.memory_dir.mkdir(parents=True, exist_ok=True)
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
+            from memgit import mergesetup
+
+            attributes = mergesetup.write_attributes(repo, self.memory_dir)
+            mergesetup.configure(repo)
             # Also commits a config an earlier, interrupted init left uncommitted.
-            self.writer.commit([config_path], "memory: init", commit)
+            self.writer.commit([config_path, *([attributes] if attributes else [])], "memory: init", commit)
         return created
 
     def remember(
@@ -559,6 +563,9 @@ class Memgit:
             info["untracked_files"] = sum(1 for rel in gitrepo.untracked(self.repo, self.memory_dir) if rel in indexed)
             interrupted = self.writer.interrupted()
             info["interrupted_change"] = interrupted.summary if interrupted else None
+            from memgit.mergesetup import state
+
+            info["merge_driver"] = state(self.repo, self.memory_dir)
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info
