@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
     from memgit.transfer import ImportReport
     from memgit.inject import Injection
+    from memgit.memdiff import MemoryChange
     from memgit.recall import Hit
 
 Warn = Callable[[str], None]
@@ -393,6 +394,14 @@ class Memgit:
         with self.writer.writing():
             return rollback(self.writer, self.store, ref, to, commit=commit,
                             current=lambda: self.get(ref, memories=self.store.load().memories))
+
+    def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
+        """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to
+        the work tree), for a pull-request review. See `memgit.memdiff`."""
+        self._require_store()
+        from memgit.memdiff import diff
+
+        return diff(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range)
 
     def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
         """The file of a memory, or of a deleted one (by its id) as it was last committed."""

@@ -492,3 +492,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 def main() -> None:
     cli(prog_name="memgit")
+
+
+from memgit import cli_git  # noqa: E402,F401 - registers `diff` and `mcp` on the group

@@ -24,6 +24,8 @@ OWNERS = {
     "onnxruntime": "embedders",
     "tokenizers": "embedders",
     "rank_bm25": "",
+    "merge3": "mergedriver",
+    "mcp": "mcpserver",
 }
 ADAPTERS = {"cli", "api", "__main__", "__init__"}
 
