@@ -26,8 +26,9 @@ OWNERS = {
     "rank_bm25": "",
     "merge3": "mergedriver",
     "mcp": "mcpserver",
+    "pydantic": "mcpserver",
 }
-ADAPTERS = {"cli", "api", "__main__", "__init__"}
+ADAPTERS = {"cli", "api", "__main__", "__init__", "mcpserver"}
 
 
 def imports(path: Path) -> set[str]:
