@@ -77,7 +77,8 @@ class Merged:
         self.notes = notes
 
 
-def merge_texts(base: str, ours: str, theirs: str, path: str, marker_size: int = 7) -> Merged:
+def merge_texts(base: str, ours: str, theirs: str, path: str, marker_size: int = 7,
+                labels: Sequence[str] = ("ours", "base", "theirs")) -> Merged:
     """Merge three versions of the memory file at `path` (relative to the memory folder)."""
     name = path.rsplit("/", 1)[-1]
     if ours == theirs:
@@ -88,7 +89,7 @@ def merge_texts(base: str, ours: str, theirs: str, path: str, marker_size: int =
         return Merged(ours, False, [])
     memories = [_readable(text, path) for text in (base, ours, theirs)]
     if not fmt.is_memory_file(name) or memories[1] is None or memories[2] is None:
-        text, conflict = text_merge(base, ours, theirs, marker_size=marker_size)
+        text, conflict = text_merge(base, ours, theirs, labels, marker_size=marker_size)
         return Merged(text, conflict, [])
     old, mine, other = memories
     assert mine is not None and other is not None
@@ -98,6 +99,7 @@ def merge_texts(base: str, ours: str, theirs: str, path: str, marker_size: int =
         old.body + "\n" if old is not None and old.body else "",
         mine.body + "\n" if mine.body else "",
         other.body + "\n" if other.body else "",
+        labels,
         marker_size=marker_size,
     )
     merged = replace(merged, body=body.strip())
@@ -197,6 +199,18 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
+def _labels(given: Sequence[str]) -> tuple[str, str, str]:
+    """Conflict labels as git's own merge writes them: git >= 2.44 passes them (%S %X %Y);
+    before, ours is HEAD and theirs is the branch git names in its GITHEAD_<sha> variable."""
+    import os
+
+    named = [value for key, value in os.environ.items() if key.startswith("GITHEAD_")]
+    defaults = ("base", "HEAD", named[0] if len(named) == 1 else "theirs")
+    picked = [g if g and not g.startswith("%") else d for g, d in zip([*given, "", "", ""][:3], defaults)]
+    base, ours, theirs = picked  # git's order: %S ancestor, %X ours, %Y theirs
+    return ours, base, theirs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m memgit.mergedriver BASE OURS THEIRS [MARKER_SIZE] [PATH]`, as git calls it."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -206,12 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_file, ours_file, theirs_file = (Path(a) for a in args[:3])
     marker_size = int(args[3]) if len(args) > 3 and args[3].isdigit() else 7
     path = args[4] if len(args) > 4 else ours_file.name
+    labels = _labels(args[5:8])
     texts = [_decode(p.read_bytes()) if p.exists() else "" for p in (base_file, ours_file, theirs_file)]
     try:
-        merged = merge_texts(*texts, path=path, marker_size=marker_size)
+        merged = merge_texts(*texts, path=path, marker_size=marker_size, labels=labels)
     except Exception as exc:  # noqa: BLE001 - never lose a side: fall back to git's kind of merge
         print(f"memgit merge driver: {path}: {exc}; merged as plain text", file=sys.stderr)
-        text, conflict = text_merge(*texts, marker_size=marker_size)
+        text, conflict = text_merge(*texts, labels, marker_size=marker_size)
         merged = Merged(text, conflict, [])
     for note in merged.notes:
         print(f"memgit: {note}", file=sys.stderr)

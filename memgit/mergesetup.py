@@ -20,7 +20,8 @@ PATTERNS = ("**/*.md", "**/*.MD", "**/*.markdown")
 
 def driver_command() -> str:
     """The command git runs: this interpreter, so the driver works outside any virtualenv."""
-    return f"{shlex.quote(sys.executable)} -m memgit.mergedriver %O %A %B %L %P"
+    # %S %X %Y (git >= 2.44) are the conflict labels; older git passes them unexpanded.
+    return f"{shlex.quote(sys.executable)} -m memgit.mergedriver %O %A %B %L %P %S %X %Y"
 
 
 def _prefix(repo: gitrepo.Repo, memory_dir: Path) -> str:

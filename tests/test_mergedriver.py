@@ -79,7 +79,7 @@ HOW = ["merge", "merge-reverse", "rebase", "cherry-pick"]
 def test_init_registers_the_driver(repo: Path, mem: memgit.Memgit) -> None:
     attributes = (repo / ".gitattributes").read_text()
     assert ".memory/**/*.md merge=memgit" in attributes
-    assert "memgit.mergedriver %O %A %B %L %P" in git(repo, "config", "merge.memgit.driver")
+    assert "memgit.mergedriver %O %A %B %L %P %S %X %Y" in git(repo, "config", "merge.memgit.driver")
     assert git(repo, "status", "--porcelain") == ""  # committed with the init
     assert mem.status()["merge_driver"] == "configured"
     mem.init()  # again: nothing added twice
@@ -153,7 +153,7 @@ def test_body_conflict_leaves_markers_in_the_body_only(repo: Path, mem: memgit.M
     assert "CONFLICT" in result.stdout and "resolve the conflict markers" in result.stderr
     text = (repo / ".memory" / f"{start.id}.md").read_text()
     front, body = text.split("\n---\n", 1)
-    assert "<<<<<<<" not in front and "<<<<<<< ours" in body and ">>>>>>> theirs" in body
+    assert "<<<<<<<" not in front and "<<<<<<< HEAD" in body and ">>>>>>> feature" in body
     memory, problems = fmt.check(text, "x.md")
     assert memory is not None and memory.tags == ("ours", "config", "api") and memory.updated == T2
     assert [p.message for p in problems] == ["unresolved merge conflict markers (<<<<<<<): resolve them"]
