@@ -373,3 +373,19 @@ def merge_base(repo: Repo, a: str, b: str) -> str:
     if result.returncode != 0:
         raise MemgitError(f"{a} and {b} have no common ancestor")
     return result.stdout.strip()
+
+
+def hooks_dir(repo: Repo) -> Path:
+    """The folder git runs hooks from: `core.hooksPath` or the common git dir's `hooks`
+    (shared by every worktree)."""
+    result = _run(["rev-parse", "--git-path", "hooks"], repo.root)
+    if result.returncode != 0:
+        raise MemgitError(f"git rev-parse --git-path hooks failed: {result.stderr.strip()}")
+    return (repo.root / result.stdout.strip()).resolve()
+
+
+def staged(repo: Repo, under: str) -> list[str]:
+    """Files under `under` that the next commit adds or changes (paths from the root)."""
+    result = _run(["-c", "core.quotePath=false", "diff", "--cached", "--name-only", "--diff-filter=ACMR", "-z",
+                   "--", under], repo.root)
+    return [p for p in result.stdout.split("\0") if p]

@@ -28,7 +28,7 @@ OWNERS = {
     "mcp": "mcpserver",
     "pydantic": "mcpserver",
 }
-ADAPTERS = {"cli", "api", "__main__", "__init__", "mcpserver"}
+ADAPTERS = {"cli", "api", "__main__", "__init__", "mcpserver", "githooks"}
 
 
 def imports(path: Path) -> set[str]:
