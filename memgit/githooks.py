@@ -54,7 +54,7 @@ def script(name: str, python: str = sys.executable) -> str:
         f"{MARKER} ({name}): installed by memgit; remove with memgit's uninstall, which restores",
         f"# the hook that was here (kept as {name}{CHAINED}, and run first).",
         "status=0",
-        f'chained="$(dirname "$0")/{name}{CHAINED}"',
+        f'chained="${{0%/*}}/{name}{CHAINED}"',
     ]
     if stdin:
         lines.append('input="$(cat)"')

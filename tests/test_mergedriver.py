@@ -260,3 +260,24 @@ def test_a_hand_written_file_keeps_its_comments() -> None:
     merged = merge_texts(start, ours, theirs, path="m.md")
     assert "confidence: 0.8  # a guess" in merged.text and "Body, edited." in merged.text
     assert fmt.parse(merged.text).tags == ("a", "b")
+
+
+def test_bad_inputs_never_lose_a_side(tmp_path: Path) -> None:
+    from memgit.mergedriver import main
+
+    start = fmt.dump(base_memory())
+    crlf = merge_texts(start.replace("\n", "\r\n"), start.replace("\n", "\r\n").replace("tags:", "tags:\r\n- new"),
+                       start.replace("\n", "\r\n").replace("Callers unpack it.", "Callers unpack it twice."),
+                       path="m.md")
+    assert not crlf.conflict and "\r\n- new\r\n" in crlf.text and "unpack it twice." in crlf.text
+    broken = start.replace("kind: decision", "kind: [unclosed")
+    merged = merge_texts(start, broken, start.replace("Callers", "Callers always"), path="m.md")
+    assert "kind: [unclosed" in merged.text and "Callers always" in merged.text  # read as text, both kept
+    files = [tmp_path / name for name in ("O", "A", "B")]
+    files[0].write_bytes(b"")
+    files[1].write_bytes(start.encode())
+    files[2].write_bytes(b"\xff\xfe\x00binary\x00")
+    assert main([str(f) for f in files] + ["7", ".memory/m.md", "%S", "%X", "%Y"]) == 1
+    text = files[1].read_bytes()
+    assert b"<<<<<<< HEAD" in text and start.encode() in text.replace(b"<<<<<<< HEAD\n", b"")
+    assert main(["only-one"]) == 2
