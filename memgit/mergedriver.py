@@ -223,10 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     labels = _labels(args[5:8])
     texts = [_decode(p.read_bytes()) if p.exists() else "" for p in (base_file, ours_file, theirs_file)]
     try:
-        merged = merge_texts(*texts, path=path, marker_size=marker_size, labels=labels)
+        merged = merge_texts(texts[0], texts[1], texts[2], path=path, marker_size=marker_size, labels=labels)
     except Exception as exc:  # noqa: BLE001 - never lose a side: fall back to git's kind of merge
         print(f"memgit merge driver: {path}: {exc}; merged as plain text", file=sys.stderr)
-        text, conflict = text_merge(*texts, labels, marker_size=marker_size)
+        text, conflict = text_merge(texts[0], texts[1], texts[2], labels, marker_size=marker_size)
         merged = Merged(text, conflict, [])
     for note in merged.notes:
         print(f"memgit: {note}", file=sys.stderr)

@@ -69,3 +69,12 @@ def test_diff_of_the_work_tree_and_bad_ranges(repo: Path, mem: memgit.Memgit) ->
         mem.diff("nope...HEAD")
     result = CliRunner().invoke(cli, ["-C", str(repo), "diff", "--", "-x"])
     assert result.exit_code != 0
+
+
+def test_a_moved_file_is_one_edited_memory(repo: Path, mem: memgit.Memgit) -> None:
+    memory = mem.remember("the cache key includes the locale").memory
+    (repo / ".memory" / "team").mkdir()
+    git(repo, "mv", f".memory/{memory.path}", ".memory/team/cache.md")
+    git(repo, "commit", "-q", "-m", "move")
+    (change,) = mem.diff("HEAD~1..HEAD")
+    assert (change.id, change.change, change.fields) == (memory.id, "edited", {"path": (memory.path, "team/cache.md")})

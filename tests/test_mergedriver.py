@@ -281,3 +281,10 @@ def test_bad_inputs_never_lose_a_side(tmp_path: Path) -> None:
     text = files[1].read_bytes()
     assert b"<<<<<<< HEAD" in text and start.encode() in text.replace(b"<<<<<<< HEAD\n", b"")
     assert main(["only-one"]) == 2
+
+
+def test_a_driver_whose_python_is_gone_is_registered_again(tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
+    git(repo, "config", "merge.memgit.driver", f"{tmp_path}/gone/python -m memgit.mergedriver %O %A %B %L %P")
+    assert mem.status()["merge_driver"].startswith("broken: its interpreter is gone")
+    mem.remember("any write registers it again")
+    assert mem.status()["merge_driver"] == "configured"
