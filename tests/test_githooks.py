@@ -124,3 +124,33 @@ def test_worktrees_share_the_hooks(tmp_path: Path, repo: Path, mem: memgit.Memgi
     assert set(states(repo).values()) == {"installed"}
     refused = commit_memory(tree, "s.md", "---\ntitle: s\n---\n\npassword = \"Xk29!aa-Q71z\"\n")
     assert refused.returncode == 1
+
+
+REAL_PIP_CACHE = Path.home() / ".cache" / "pip"  # read before the fixture isolates HOME
+
+
+def test_the_pre_commit_framework_runs_the_shipped_hook(tmp_path: Path, repo: Path) -> None:
+    """`pre-commit try-repo` with this repository's .pre-commit-hooks.yaml (installs memgit into
+    the framework's own virtualenv, as a user's pre-commit would)."""
+    pytest.importorskip("pre_commit")
+    from .conftest import ROOT
+
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    if REAL_PIP_CACHE.is_dir():
+        env["PIP_CACHE_DIR"] = str(REAL_PIP_CACHE)
+    (repo / ".memory").mkdir()
+    (repo / ".memory" / "ok.md").write_text("# Deploys go through CI\n")
+    git(repo, "add", ".memory")
+
+    def try_repo() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "memgit-memory"],
+                              cwd=repo, capture_output=True, text=True, env=env, check=False)
+
+    passed = try_repo()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "memgit memory files (lint, secrets)" in passed.stdout and "Passed" in passed.stdout
+    (repo / ".memory" / "s.md").write_text('---\ntitle: s\n---\n\npassword = "Xk29!aa-Q71z"\n')
+    git(repo, "add", ".memory")
+    failed = try_repo()
+    assert failed.returncode == 1
+    assert ".memory/s.md:5: this looks like a secret" in failed.stdout
