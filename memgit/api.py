@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
     from memgit.transfer import ImportReport
     from memgit.inject import Injection
+    from memgit.memdiff import MemoryChange
     from memgit.recall import Hit
     from memgit.upkeep import Outcome
 
@@ -155,8 +156,12 @@ class Memgit:
             if created:
                 self.memory_dir.mkdir(parents=True, exist_ok=True)
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
+            from memgit import mergesetup
+
+            attributes = mergesetup.write_attributes(repo, self.memory_dir)
+            mergesetup.configure(repo)
             # Also commits a config an earlier, interrupted init left uncommitted.
-            self.writer.commit([config_path], "memory: init", commit)
+            self.writer.commit([config_path, *([attributes] if attributes else [])], "memory: init", commit)
         return created
 
     def remember(
@@ -391,6 +396,14 @@ class Memgit:
             return rollback(self.writer, self.store, ref, to, commit=commit,
                             current=lambda: self.get(ref, memories=self.store.load().memories))
 
+    def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
+        """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to
+        the work tree), for a pull-request review. See `memgit.memdiff`."""
+        self._require_store()
+        from memgit.memdiff import diff
+
+        return diff(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range)
+
     def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
         """The file of a memory, or of a deleted one (by its id) as it was last committed."""
         try:
@@ -585,6 +598,9 @@ class Memgit:
             info["untracked_files"] = sum(1 for rel in gitrepo.untracked(self.repo, self.memory_dir) if rel in indexed)
             interrupted = self.writer.interrupted()
             info["interrupted_change"] = interrupted.summary if interrupted else None
+            from memgit.mergesetup import state
+
+            info["merge_driver"] = state(self.repo, self.memory_dir)
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info

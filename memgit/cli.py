@@ -565,3 +565,6 @@ def stats(ctx: click.Context, since: str | None, as_json: bool) -> None:
 
 def main() -> None:
     cli(prog_name="memgit")
+
+
+from memgit import cli_git  # noqa: E402,F401 - registers `diff` and `mcp` on the group

@@ -411,3 +411,71 @@ def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:
         elif line in rels and rels[line] not in out:
             out[rels[line]] = order
     return out
+
+
+def config_get(repo: Repo, key: str) -> str | None:
+    """A value of the repository's git config (local, global or system), or None."""
+    result = _run(["config", "--get", key], repo.root)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def config_set(repo: Repo, key: str, value: str) -> None:
+    """Set a key in the repository's own config (.git/config; shared by its worktrees)."""
+    result = _run(["config", "--local", key, value], repo.root)
+    if result.returncode != 0:
+        raise MemgitError(f"git config {key} failed: {result.stderr.strip()}")
+
+
+def attribute(repo: Repo, name: str, rel_path: str) -> str | None:
+    """The value of a gitattribute for a path (relative to the root); None when unspecified."""
+    result = _run(["check-attr", name, "--", rel_path], repo.root)
+    value = result.stdout.strip().rsplit(": ", 1)[-1] if result.returncode == 0 else ""
+    return None if value in ("", "unspecified") else value
+
+
+def changed_paths(repo: Repo, old: str, new: str | None, under: str) -> list[tuple[str, str, str | None]]:
+    """(status, old path, new path) of files under `under` changed from `old` to `new` (None: the
+    work tree, untracked files included); renames are found (status R)."""
+    args = ["-c", "core.quotePath=false", "diff", "--name-status", "-z", "-M", "--no-ext-diff", old]
+    result = _run([*args, *([new] if new else []), "--", under], repo.root)
+    if result.returncode != 0:
+        raise MemgitError(f"git diff failed: {result.stderr.strip()}")
+    fields = result.stdout.split("\0")
+    out: list[tuple[str, str, str | None]] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            out.append((status[0], fields[i + 1], fields[i + 2]))
+            i += 3
+        else:
+            out.append((status[0], fields[i + 1], fields[i + 1]))
+            i += 2
+    if new is None:
+        others = _run(["-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard", "-z", "--", under],
+                      repo.root)
+        out.extend(("A", p, p) for p in others.stdout.split("\0") if p)
+    return out
+
+
+def merge_base(repo: Repo, a: str, b: str) -> str:
+    result = _run(["merge-base", a, b], repo.root)
+    if result.returncode != 0:
+        raise MemgitError(f"{a} and {b} have no common ancestor")
+    return result.stdout.strip()
+
+
+def hooks_dir(repo: Repo) -> Path:
+    """The folder git runs hooks from: `core.hooksPath` or the common git dir's `hooks`
+    (shared by every worktree)."""
+    result = _run(["rev-parse", "--git-path", "hooks"], repo.root)
+    if result.returncode != 0:
+        raise MemgitError(f"git rev-parse --git-path hooks failed: {result.stderr.strip()}")
+    return (repo.root / result.stdout.strip()).resolve()
+
+
+def staged(repo: Repo, under: str) -> list[str]:
+    """Files under `under` that the next commit adds or changes (paths from the root)."""
+    result = _run(["-c", "core.quotePath=false", "diff", "--cached", "--name-only", "--diff-filter=ACMR", "-z",
+                   "--", under], repo.root)
+    return [p for p in result.stdout.split("\0") if p]

@@ -68,6 +68,9 @@ class Writer:
         repo = self.repo()
         with gitrepo.write_lock(repo):
             self.recover()
+            from memgit.mergesetup import ensure
+
+            ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
             yield repo
 
     def journal(self) -> Path:

@@ -24,8 +24,11 @@ OWNERS = {
     "onnxruntime": "embedders",
     "tokenizers": "embedders",
     "rank_bm25": "",
+    "merge3": "mergedriver",
+    "mcp": "mcpserver",
+    "pydantic": "mcpserver",
 }
-ADAPTERS = {"cli", "api", "__main__", "__init__"}
+ADAPTERS = {"cli", "api", "__main__", "__init__", "mcpserver", "githooks"}
 
 
 def imports(path: Path) -> set[str]:

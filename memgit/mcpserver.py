@@ -1,0 +1,165 @@
+"""`memgit mcp`: the memory store served to agents over MCP (stdio).
+
+The only module that imports the MCP SDK (`pip install 'memgit[mcp]'`). Every tool calls the
+same `Memgit` method as the CLI command of the same name; a `MemgitError` comes back as an MCP
+tool error with the CLI's message, so a bad call never stops the server. One `Memgit` stays
+open for the server's life: the index (and embedder) are loaded once, and a recall costs only
+the query; edits of the files between calls are picked up by the next call.
+"""
+
+
+import functools
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
+
+from memgit.errors import MemgitError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from memgit.api import Memgit
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INSTRUCTIONS = (
+    "memgit is this project's memory: facts, decisions, conventions and lessons kept as Markdown files in "
+    "the git repository. Call `recall` before working on something to get what is known about it, "
+    "`remember` to save something worth knowing next time (one idea per memory, no secrets), and "
+    "`list_topics` to browse a large store."
+)
+
+
+def _sdk() -> tuple[Any, Any, Any]:
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        from pydantic import Field
+    except ImportError:
+        raise MemgitError("the MCP server needs the MCP SDK: pip install 'memgit[mcp]'") from None
+    return MCPServer, ToolError, Field
+
+
+def build(mem: "Memgit") -> "MCPServer":
+    """An MCP server whose tools call `mem`."""
+    MCPServer, ToolError, Field = _sdk()
+    server = MCPServer("memgit", instructions=INSTRUCTIONS, version=_version())
+
+    def tool(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except MemgitError as exc:
+                raise ToolError(str(exc)) from None
+
+        server.tool()(wrapper)
+        return function
+
+    Query = Annotated[str, Field(min_length=1, description="What you want to know, in words (a question, a task, "
+                                                          "a file path or `path::Symbol` anchor).")]
+    Ref = Annotated[str, Field(min_length=1, description="A memory id (`m-3f9a2c`), a unique id prefix, or an exact title.")]
+    Kinds = Annotated[list[str] | None, Field(description="Only these kinds: fact, preference, convention, decision, "
+                                                          "lesson, skill, checkpoint, summary.")]
+    Items = Annotated[list[str], Field(description="Zero or more items.")]
+
+    @tool
+    def recall(
+        query: Query,
+        k: Annotated[int | None, Field(ge=1, le=100, description="How many memories at most (default 5).")] = None,
+        task: Annotated[str | None, Field(description="Prefer this task's memories.")] = None,
+        kinds: Kinds = None,
+        budget: Annotated[int | None, Field(ge=1, description="Token budget for all returned memories.")] = None,
+        include_archived: bool = False,
+    ) -> dict[str, Any]:
+        """Find the memories that best answer a query, best first, each with its body and front-matter.
+
+        An empty `hits` list means nothing relevant is known."""
+        hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived)
+        reason = "nothing relevant found" if not hits else None
+        if budget is not None:
+            from memgit.inject import fit
+
+            fitted = fit(hits, budget)
+            hits, reason = list(fitted.hits), fitted.reason or reason
+        return {"hits": [hit.to_dict() for hit in hits], **({"reason": reason} if reason else {})}
+
+    @tool
+    def remember(
+        text: Annotated[str, Field(min_length=1, description="The memory: first line is the title unless `title` is "
+                                                             "given; keep it short and self-contained.")],
+        title: str | None = None,
+        kind: Annotated[str, Field(description="fact, preference, convention, decision, lesson, skill, checkpoint "
+                                               "or summary.")] = "fact",
+        entity: Annotated[str, Field(description="What it is about: `path/to/file.py::Symbol`, a path, or a topic.")] = "",
+        source: Annotated[Literal["user", "static", "inferred"], Field(
+            description="user: the user said it; static: read from code or docs; inferred: your own conclusion.")
+        ] = "inferred",
+        confidence: Annotated[float | None, Field(ge=0, le=1, description="0..1 (default by source).")] = None,
+        task: str | None = None,
+        tags: Items = [],  # noqa: B006 - pydantic copies defaults
+        files: Items = [],  # noqa: B006
+        symbols: Items = [],  # noqa: B006
+        supersedes: Annotated[list[str], Field(description="Ids of memories this one replaces.")] = [],  # noqa: B006
+    ) -> dict[str, Any]:
+        """Save a memory as one git commit under .memory/. The same text twice is not duplicated;
+        text that looks like a credential is refused (memories are pushed to remotes)."""
+        result = mem.remember(text, title=title, kind=kind, entity=entity, source=source, confidence=confidence,
+                              task_id=task, tags=tags, files=files, symbols=symbols, supersedes=supersedes)
+        return {"id": result.memory.id, "created": result.created, "duplicate_of": result.duplicate_of,
+                "title": result.memory.title, "path": mem.rel_path(result.memory), "commit": result.commit}
+
+    @tool
+    def show(ref: Ref) -> dict[str, Any]:
+        """One memory, with its front-matter, body and path."""
+        memory = mem.get(ref)
+        return {**memory.to_dict(), "path": mem.rel_path(memory)}
+
+    @tool
+    def forget(ref: Ref, hard: Annotated[bool, Field(description="Delete the file instead of archiving it.")] = False
+               ) -> dict[str, Any]:
+        """Archive a memory so recall stops returning it (a commit git can revert); `hard` deletes its file."""
+        memory = mem.forget(ref, hard=hard)
+        return {"id": memory.id, "title": memory.title, "status": "deleted" if hard else memory.status}
+
+    @tool
+    def list_topics(
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many entities and tags.")] = 50,
+        kind: Annotated[str | None, Field(description="Count only memories of this kind.")] = None,
+    ) -> dict[str, Any]:
+        """What the store knows about, for browsing: memory counts by kind, entity and tag, most first."""
+        memories = mem.list(kind=kind)
+        entities = Counter(m.entity for m in memories if m.entity)
+        tags = Counter(tag for m in memories for tag in m.tags)
+        return {
+            "total": len(memories),
+            "kinds": dict(Counter(m.kind for m in memories).most_common()),
+            "entities": dict(entities.most_common(limit)),
+            "tags": dict(tags.most_common(limit)),
+        }
+
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memgit")
+    except PackageNotFoundError:
+        return ""
+
+
+def serve(path: str | Path = ".", memory_dir: str | None = None) -> None:
+    """Run the server on stdio until the client closes it."""
+    from memgit.api import open as open_store
+
+    def warn(message: str) -> None:
+        print(f"memgit: {message}", file=sys.stderr)
+
+    server = build(mem := open_store(path, memory_dir=memory_dir, warn=warn))
+    try:
+        server.run("stdio")
+    finally:
+        mem.close()

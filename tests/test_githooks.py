@@ -1,0 +1,156 @@
+"""memgit's git hooks, installed into real repositories and run by git itself."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memgit
+from memgit import githooks, gitrepo
+from memgit.errors import MemgitError
+
+from .conftest import git
+
+FOREIGN = "#!/bin/sh\necho foreign-$(basename \"$0\") >> \"$(git rev-parse --git-common-dir)/foreign.log\"\nexit 0\n"
+
+
+def repo_of(path: Path) -> gitrepo.Repo:
+    return gitrepo.require(path)
+
+
+def states(repo: Path) -> dict[str, str]:
+    return {h.name: h.state for h in githooks.status(repo_of(repo))}
+
+
+def commit_memory(repo: Path, name: str, text: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    (repo / ".memory" / name).write_text(text)
+    git(repo, "add", ".memory")
+    return subprocess.run(["git", "commit", "-m", f"add {name}", *extra], cwd=repo, capture_output=True, text=True)
+
+
+def test_install_status_uninstall(repo: Path, mem: memgit.Memgit) -> None:
+    assert set(states(repo).values()) == {"missing"}
+    installed = githooks.install(repo_of(repo))
+    assert {h.state for h in installed} == {"installed"}
+    for hook in installed:
+        assert hook.path.parent == repo / ".git" / "hooks" and os.access(hook.path, os.X_OK)
+    githooks.install(repo_of(repo))  # again: the same
+    assert set(states(repo).values()) == {"installed"}
+    githooks.uninstall(repo_of(repo))
+    assert sorted(p.name for p in (repo / ".git" / "hooks").iterdir()) == []
+
+
+def test_a_foreign_hook_is_chained_and_restored_exactly(repo: Path, mem: memgit.Memgit) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    for name in ("pre-commit", "post-merge"):
+        (hooks / name).write_text(FOREIGN)
+        (hooks / name).chmod(0o750)
+    githooks.install(repo_of(repo))
+    assert states(repo) == {"post-checkout": "installed", "post-merge": "chained", "post-rewrite": "installed",
+                            "pre-commit": "chained"}
+    assert commit_memory(repo, "a.md", "# Deploys go through CI\n").returncode == 0
+    assert (repo / ".git" / "foreign.log").read_text() == "foreign-pre-commit.memgit-chained\n"
+    (hooks / "pre-commit.memgit-chained").write_text("#!/bin/sh\necho 'foreign says no' >&2\nexit 3\n")
+    refused = commit_memory(repo, "b.md", "# Another\n")
+    assert refused.returncode != 0 and "foreign says no" in refused.stderr  # its verdict stands
+    (hooks / "pre-commit.memgit-chained").write_text(FOREIGN)
+    githooks.uninstall(repo_of(repo))
+    for name in ("pre-commit", "post-merge"):
+        assert (hooks / name).read_text() == FOREIGN
+        assert stat.S_IMODE((hooks / name).stat().st_mode) == 0o750
+    assert not list(hooks.glob("*.memgit-chained")) and not (hooks / "post-checkout").exists()
+
+
+def test_pre_commit_blocks_a_secret_and_only_warns_about_lint(repo: Path, mem: memgit.Memgit) -> None:
+    githooks.install(repo_of(repo))
+    secret = "---\ntitle: staging\n---\n\nthe staging password = \"Xk29!aa-Q71z\"\n"
+    refused = commit_memory(repo, "staging.md", secret)
+    assert refused.returncode == 1
+    assert ".memory/staging.md:5: this looks like a secret (hard-coded password" in refused.stderr
+    assert "git commit --no-verify" in refused.stderr
+    allowed = subprocess.run(["git", "commit", "-m", "x"], cwd=repo, capture_output=True, text=True,
+                             env={**os.environ, "MEMGIT_ALLOW_SECRET": "1"})
+    assert allowed.returncode == 0
+    odd = commit_memory(repo, "odd.md", "---\ntitle: Odd\nconfidence: high\n---\n\nBody.\n")
+    assert odd.returncode == 0 and "odd.md:3: 'confidence' must be a number" in odd.stderr
+    edited = commit_memory(repo, "staging.md", secret + "\nMore.\n")  # the secret was there already
+    assert edited.returncode == 0
+
+
+def test_post_hooks_fail_open_and_never_slow_git_with_errors(tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
+    githooks.install(repo_of(repo), python=str(tmp_path / "gone" / "python"))
+    git(repo, "switch", "-q", "-c", "feature")
+    mem.remember("feature memory about retries")
+    git(repo, "switch", "-q", "main")
+    merged = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=repo, capture_output=True, text=True)
+    assert merged.returncode == 0 and merged.stderr == ""
+    assert commit_memory(repo, "a.md", "# Deploys go through CI\n").returncode == 0  # pre-commit: Python gone
+
+
+def test_post_merge_brings_the_index_up_to_date(repo: Path, mem: memgit.Memgit) -> None:
+    githooks.install(repo_of(repo))
+    git(repo, "switch", "-q", "-c", "feature")
+    added = mem.remember("the ingest queue is drained nightly").memory
+    git(repo, "switch", "-q", "main")
+    git(repo, "merge", "--no-edit", "feature")
+    # What the detached hook process runs, run here to see its effect.
+    subprocess.run([sys.executable, "-m", "memgit.githooks", "sync"], cwd=repo, check=True)
+    assert githooks.main(["sync"]) == 0
+    assert [h.id for h in mem.recall("ingest queue drained")] == [added.id]
+
+
+def test_core_hooks_path(tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
+    git(repo, "config", "core.hooksPath", ".githooks")
+    with pytest.raises(MemgitError, match=r"core.hooksPath points into the work tree \(.githooks/\)"):
+        githooks.install(repo_of(repo))
+    assert not (repo / ".githooks").exists()
+    outside = tmp_path / "shared-hooks"
+    git(repo, "config", "core.hooksPath", str(outside))
+    githooks.install(repo_of(repo))
+    assert (outside / "pre-commit").exists() and set(states(repo).values()) == {"installed"}
+
+
+def test_worktrees_share_the_hooks(tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
+    tree = tmp_path / "tree"
+    git(repo, "worktree", "add", "-q", str(tree), "-b", "side")
+    githooks.install(repo_of(tree))
+    assert (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert set(states(repo).values()) == {"installed"}
+    refused = commit_memory(tree, "s.md", "---\ntitle: s\n---\n\npassword = \"Xk29!aa-Q71z\"\n")
+    assert refused.returncode == 1
+
+
+REAL_PIP_CACHE = Path.home() / ".cache" / "pip"  # read before the fixture isolates HOME
+
+
+def test_the_pre_commit_framework_runs_the_shipped_hook(tmp_path: Path, repo: Path) -> None:
+    """`pre-commit try-repo` with this repository's .pre-commit-hooks.yaml (installs memgit into
+    the framework's own virtualenv, as a user's pre-commit would)."""
+    pytest.importorskip("pre_commit")
+    from .conftest import ROOT
+
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    if REAL_PIP_CACHE.is_dir():
+        env["PIP_CACHE_DIR"] = str(REAL_PIP_CACHE)
+    (repo / ".memory").mkdir()
+    (repo / ".memory" / "ok.md").write_text("# Deploys go through CI\n")
+    git(repo, "add", ".memory")
+
+    def try_repo() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "memgit-memory"],
+                              cwd=repo, capture_output=True, text=True, env=env, check=False)
+
+    passed = try_repo()
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "memgit memory files (lint, secrets)" in passed.stdout and "Passed" in passed.stdout
+    (repo / ".memory" / "s.md").write_text('---\ntitle: s\n---\n\npassword = "Xk29!aa-Q71z"\n')
+    git(repo, "add", ".memory")
+    failed = try_repo()
+    assert failed.returncode == 1
+    assert ".memory/s.md:5: this looks like a secret" in failed.stdout

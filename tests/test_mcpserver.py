@@ -1,0 +1,130 @@
+"""`memgit mcp` through the SDK's own client over real stdio, against a real repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import memgit
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+TOOLS = {"recall", "remember", "show", "forget", "list_topics"}
+
+
+def session(repo: Path, steps: Any) -> Any:
+    """Start `memgit mcp` in `repo`, run `steps(client)`, return what it returns."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(repo),
+                                   env=dict(os.environ))
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await steps(client)
+
+    return anyio.run(main)
+
+
+def data(result: Any) -> Any:
+    assert result.is_error is False, result.content
+    return result.structured_content
+
+
+def error(result: Any) -> str:
+    assert result.is_error is True
+    return str(result.content[0].text)
+
+
+def test_tools_and_a_whole_session(repo: Path, mem: memgit.Memgit) -> None:
+    async def steps(client: Any) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert tool.description and tool.input_schema["type"] == "object"
+        assert tools["recall"].input_schema["required"] == ["query"]
+        made = data(await client.call_tool("remember", {
+            "text": "the cache key includes the locale", "kind": "convention", "entity": "src/cache.py",
+            "tags": ["cache"]}))
+        assert made["created"] is True and made["path"].startswith(".memory/")
+        again = data(await client.call_tool("remember", {"text": "The cache key includes the locale."}))
+        assert again["duplicate_of"] == made["id"]
+        hits = data(await client.call_tool("recall", {"query": "what is in the cache key?", "k": 3}))["hits"]
+        assert [h["id"] for h in hits] == [made["id"]]
+        budgeted = data(await client.call_tool("recall", {"query": "cache key", "budget": 1}))
+        assert budgeted["hits"] == [] and budgeted["reason"]
+        shown = data(await client.call_tool("show", {"ref": made["id"]}))
+        assert shown["kind"] == "convention" and shown["source"] == "inferred"
+        topics = data(await client.call_tool("list_topics", {}))
+        assert topics == {"total": 1, "kinds": {"convention": 1}, "entities": {"src/cache.py": 1},
+                          "tags": {"cache": 1}}
+        gone = data(await client.call_tool("forget", {"ref": made["id"]}))
+        assert gone["status"] == "archived"
+        assert data(await client.call_tool("recall", {"query": "cache key"}))["hits"] == []
+
+    session(repo, steps)
+    assert "memory: forget" in __import__("subprocess").run(
+        ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
+
+
+def test_errors_are_tool_errors_and_the_server_keeps_going(repo: Path, mem: memgit.Memgit) -> None:
+    async def steps(client: Any) -> list[str]:
+        messages = [
+            error(await client.call_tool("show", {"ref": "m-nothere"})),
+            error(await client.call_tool("recall", {})),
+            error(await client.call_tool("recall", {"query": "x", "k": 0})),
+            error(await client.call_tool("recall", {"query": 42})),
+            error(await client.call_tool("remember", {"text": 'the staging password = "Xk29!aa-Q71z"'})),
+            error(await client.call_tool("remember", {"text": "x", "kind": "rumour"})),
+            error(await client.call_tool("forget", {"ref": ""})),
+            error(await client.call_tool("no_such_tool", {})),
+        ]
+        data(await client.call_tool("list_topics", {}))  # still serving
+        return messages
+
+    messages = session(repo, steps)
+    assert "no memory 'm-nothere'" in messages[0]
+    assert "query" in messages[1] and "k" in messages[2] and "query" in messages[3]
+    assert "looks like a secret" in messages[4] and "was not saved" in messages[4]
+    assert "unknown kind 'rumour'" in messages[5]
+    assert all(messages)
+    assert mem.list() == []
+
+
+def test_corrupt_file_and_files_changed_between_calls(repo: Path, mem: memgit.Memgit) -> None:
+    mem.remember("deploys run from the release workflow")
+    (repo / ".memory" / "broken.md").write_bytes(b"---\ntitle: x\n\0\0binary")
+    (repo / ".memory" / "odd.md").write_text("---\ntitle: [unclosed\nkind: lesson\n---\n\nOdd release notes body.\n")
+
+    async def steps(client: Any) -> tuple[list[str], list[str]]:
+        first = [h["title"] for h in data(await client.call_tool("recall", {"query": "release"}))["hits"]]
+        (repo / ".memory" / "new.md").write_text("# Release trains leave on Tuesdays\n\nCut the branch on Monday.\n")
+        second = [h["title"] for h in data(await client.call_tool("recall", {"query": "release trains"}))["hits"]]
+        return first, second
+
+    first, second = session(repo, steps)
+    assert "deploys run from the release workflow" in first
+    assert second[0] == "Release trains leave on Tuesdays"
+
+
+def test_without_a_memory_folder(repo: Path) -> None:
+    async def steps(client: Any) -> str:
+        return error(await client.call_tool("recall", {"query": "anything"}))
+
+    assert "run 'memgit init' first" in session(repo, steps)
+
+
+def test_help_does_not_import_the_sdk() -> None:
+    import subprocess
+
+    code = ("import sys; from click.testing import CliRunner; from memgit.cli import cli; "
+            "CliRunner().invoke(cli, ['--help']); CliRunner().invoke(cli, ['mcp', '--help']); "
+            "print(json.dumps(sorted(m for m in ('mcp', 'pydantic', 'git', 'merge3') if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
