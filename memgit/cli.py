@@ -490,5 +490,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{key + ':':<18} {value}")
 
 
+from memgit.cli_capture import capture  # noqa: E402 - the command lives in its own module
+
+cli.add_command(capture)
+
+
 def main() -> None:
     cli(prog_name="memgit")

@@ -59,7 +59,7 @@ def extract(transcript: Transcript, *, root: str = "", git_files: Sequence[str] 
     summary = summarize(transcript, base, git_files)
     if summary is not None:
         found.append(summary)
-    return [_fit(c) for c in found]
+    return [fit(c) for c in found]
 
 
 # -- stated conventions and preferences --------------------------------------------------------
@@ -294,8 +294,9 @@ def summarize(transcript: Transcript, base: str, git_files: Sequence[str]) -> Ca
     calls = {e.call_id: e for e in transcript.events if e.role == "tool_call"}
     last_run = next((r for r in reversed(results) if calls.get(r.call_id) is not None
                      and calls[r.call_id].tool in SHELL_TOOLS), None)
-    final = next((e for e in reversed(transcript.events)
-                  if e.role == "assistant" and not e.sidechain and len(e.text.split()) >= 4), None)
+    last_tool = max((i for i, e in enumerate(transcript.events) if e.role == "tool_result"), default=-1)
+    final = next((e for e in transcript.events[last_tool + 1:] if e.role == "assistant" and not e.sidechain
+                  and len(e.text.split()) >= 3 and not e.text.rstrip().endswith(("?", "？"))), None)
     lines = [f"Goal: {goal}", "Changed: " + ", ".join(files[:12]) + (" …" if len(files) > 12 else "")]
     if symbols:
         lines.append("Functions: " + ", ".join(symbols[:12]))
@@ -309,7 +310,7 @@ def summarize(transcript: Transcript, base: str, git_files: Sequence[str]) -> Ca
                      tuple(sorted(set(evidence))), files=files[:20])
 
 
-def _fit(candidate: Candidate) -> Candidate:
+def fit(candidate: Candidate) -> Candidate:
     """Cut a body to the token budget, line by line from the end, keeping its first lines."""
     body = candidate.body
     while count_tokens(body) > BODY_TOKENS and "\n" in body:

@@ -321,3 +321,42 @@ def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:
         elif line in rels and rels[line] not in out:
             out[rels[line]] = order
     return out
+
+
+def changed_between(repo: Repo, since: str, until: str) -> list[str]:
+    """Files changed by the commits made between two times (ISO 8601), oldest first."""
+    result = _run(["-c", "core.quotePath=false", "log", "--reverse", f"--since={since}", f"--until={until}",
+                   "--format=", "--name-only"], repo.root)
+    return list(dict.fromkeys(line for line in result.stdout.splitlines() if line)) if result.returncode == 0 else []
+
+
+def commit_on_new_branch(repo: Repo, branch: str, files: dict[str, bytes], message: str) -> str:
+    """Commit `files` (paths relative to the root) on top of HEAD as the new branch `branch`.
+
+    Built with a private index: the current branch, the index and the working tree are not
+    touched, so the user reviews and merges the branch when they choose.
+    """
+    if _run(["check-ref-format", "--branch", branch], repo.root).returncode != 0:
+        raise MemgitError(f"{branch!r} is not a valid branch name")
+    if _run(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], repo.root).returncode == 0:
+        raise MemgitError(f"branch {branch} already exists; give another name with --branch NAME")
+    has_head = _run(["rev-parse", "--verify", "--quiet", "HEAD"], repo.root).returncode == 0
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+
+        def git(*args: str, data: bytes | None = None) -> str:
+            result = subprocess.run(["git", "--literal-pathspecs", *args], cwd=repo.root, env=env, input=data,
+                                    capture_output=True, check=False)
+            if result.returncode != 0:
+                raise MemgitError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()}")
+            return result.stdout.decode().strip()
+
+        if has_head:
+            git("read-tree", "HEAD")
+        for rel, data in files.items():
+            blob = git("hash-object", "-w", "--stdin", data=data)
+            git("update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}")
+        tree = git("write-tree")
+        sha = git("commit-tree", tree, *(["-p", "HEAD"] if has_head else []), "-m", message)
+        git("update-ref", f"refs/heads/{branch}", sha, "0" * 40)
+    return sha
