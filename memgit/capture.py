@@ -111,7 +111,9 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
             proposal.dropped.append((candidate, "said twice in the session"))
             continue
         kept.append(candidate)
-        memory = Memory(id=fmt.new_id(ids), title=candidate.title, body=candidate.body, kind=candidate.kind,
+        # The same proposal gets the same ids when shown and when applied, unless taken.
+        stable = "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
+        memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title, body=candidate.body, kind=candidate.kind,
                         confidence=candidate.confidence, source=candidate.source,
                         task_id=(proposal.session_id or None) if candidate.kind == "summary" else None,
                         created=stamp, updated=stamp, tags=candidate.tags, files=candidate.files,
@@ -125,8 +127,8 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
 
 # -- duplicates ------------------------------------------------------------------------------
 
-_STOP = set("a an the to of in on for and or is are be it its this that we use with by as at "
-            "remember that please always never don't do not no it's".split())
+_STOP = set("a an the to of in on for and or is are be it its this that we use with by as at here "
+            "repo repository project codebase remember that please always never don't do not no it's".split())
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*|[\u4e00-\u9fff]")
 
 
@@ -139,7 +141,7 @@ def _words(text: str) -> set[str]:
 
 def _overlap(candidate: Candidate, text: str) -> float:
     mine = _words(candidate.title + "\n" + candidate.body)
-    if len(mine) < 3:
+    if len(mine) < 2:
         return 0.0
     return len(mine & _words(text)) / len(mine)
 

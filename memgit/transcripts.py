@@ -100,6 +100,8 @@ def read(path: str | Path) -> Transcript:
     if b"\0" in head:
         raise MemgitError(f"{path} is a binary file, not a transcript")
     kind = _sniff(head.decode("utf-8", "replace"))
+    if kind == "torn":
+        raise MemgitError(f"{path} is not a transcript: no line of it is complete JSON (was it cut off?)")
     if kind is None:
         raise MemgitError(f"{path} is not a transcript memgit reads (Claude Code or Codex JSONL, "
                           "a Markdown or plain-text chat log)")
@@ -112,7 +114,7 @@ def read(path: str | Path) -> Transcript:
 
 
 def _sniff(head: str) -> str | None:
-    json_lines = 0
+    json_lines = parsed = 0
     for line in head.splitlines():
         line = line.strip()
         if not line:
@@ -126,6 +128,7 @@ def _sniff(head: str) -> str | None:
             record = json.loads(line)
         except ValueError:
             continue  # maybe cut at 8 KB: try the next line
+        parsed += 1
         if not isinstance(record, dict):
             return None
         if "payload" in record and record.get("type") in _CODEX_TYPES:
@@ -133,7 +136,7 @@ def _sniff(head: str) -> str | None:
         if "sessionId" in record or "uuid" in record or record.get("type") in _CLAUDE_TYPES:
             return "claude"
     if json_lines:
-        return None
+        return "torn" if parsed == 0 else None
     return "chat" if _CHAT_TURN.search(head) else None
 
 
