@@ -68,7 +68,7 @@ _EN_RULE = re.compile(
     r"^(?:(?:and|also|btw|by the way|ok|okay|please|oh)[,\s]+)*"
     r"(?P<rule>(?:always|never|don'?t|do not|avoid|from now on|going forward|in this (?:repo|project)"
     r"|we (?:always|never|use|don'?t|do not|prefer|require)|our \w+ (?:is|are|uses?)|prefer|make sure (?:to|you)"
-    r"|use \S+ (?:instead of|rather than|not)|remember(?: that|:)|keep in mind(?: that)?|note that"
+    r"|use [^;]{1,60}? (?:instead of|rather than|not)|we (?:target|support|deploy|pin|run on)|remember(?: that|:)|keep in mind(?: that)?|note that"
     r"|(?:no|nope|actually|wrong)[,:;!.]+\s*(?:it'?s|it is|we|the|use|that'?s|this)))\b(?P<rest>.*)",
     re.I,
 )
