@@ -168,11 +168,16 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         runs = streak.pop(key, None)
         if not runs or not runs[-1][2]:
             continue  # passed without an edit: flaky, or fixed outside the session
+        # A failure that an edit got past, into a different failure, taught something too.
+        for i, (earlier_call, earlier, tried) in enumerate(runs[:-1]):
+            if tried and _key_line(earlier.text) != _key_line(runs[i + 1][1].text):
+                out.append(_lesson(earlier_call, runs[i + 1][1], [runs[i]], base, then="it failed differently"))
         out.append(_lesson(call, event, runs, base))
     return out
 
 
-def _lesson(call: Event, success: Event, runs: list[tuple[Event, Event, list[Event]]], base: str) -> Candidate:
+def _lesson(call: Event, success: Event, runs: list[tuple[Event, Event, list[Event]]], base: str,
+            then: str = "it passed") -> Candidate:
     _, failure, fix = runs[-1]
     key = _key_line(failure.text)
     files = _relative(_flat(e.files for e in fix), base)
@@ -180,7 +185,7 @@ def _lesson(call: Event, success: Event, runs: list[tuple[Event, Event, list[Eve
     command = _short(call.command, 80)
     lines = [f"`{command}` failed with:", f"    {key}",
              f"Fixed by changing {', '.join(files) or 'the code'}"
-             + (f" ({', '.join(symbols[:6])})" if symbols else "") + "; then it passed."]
+             + (f" ({', '.join(symbols[:6])})" if symbols else "") + f"; then {then}."]
     for i, (_, earlier, tried) in enumerate(runs[:-1]):
         if not tried:
             continue
@@ -188,8 +193,6 @@ def _lesson(call: Event, success: Event, runs: list[tuple[Event, Event, list[Eve
         before, after = _key_line(earlier.text), _key_line(runs[i + 1][1].text)
         if before == after:
             lines.append(f"Dead end: changing {tried_files} did not help (still `{_short(before, 120)}`).")
-        else:
-            lines.append(f"Before that it failed with `{_short(before, 120)}`; changing {tried_files} got past it.")
     title = _title(f"{command}: {key}", 110, capital=False)
     evidence = tuple(sorted({r[1].line for r in runs} | {e.line for e in fix} | {success.line}))
     anchored = tuple(f"{files[0]}::{s}" for s in symbols[:6]) if len(files) == 1 else symbols[:6]

@@ -106,8 +106,12 @@ def read(path: str | Path) -> Transcript:
         raise MemgitError(f"{path} is not a transcript memgit reads (Claude Code or Codex JSONL, "
                           "a Markdown or plain-text chat log)")
     transcript = Transcript(str(path), kind)
-    reader = {"claude": _claude, "codex": _codex}.get(kind, _chat)
-    reader(path, transcript)
+    if kind in ("chat", "cursor"):
+        from memgit import chatlogs
+
+        (chatlogs.read_chat if kind == "chat" else chatlogs.read_cursor)(path, transcript)
+    else:
+        (_claude if kind == "claude" else _codex)(path, transcript)
     if not transcript.events:
         raise MemgitError(f"{path} holds no messages ({transcript.skipped} lines skipped)")
     return transcript
@@ -135,9 +139,13 @@ def _sniff(head: str) -> str | None:
             return "codex"
         if "sessionId" in record or "uuid" in record or record.get("type") in _CLAUDE_TYPES:
             return "claude"
+        if record.get("role") in ("user", "assistant") and isinstance(record.get("message"), dict):
+            return "cursor"
     if json_lines:
         return "torn" if parsed == 0 else None
-    return "chat" if _CHAT_TURN.search(head) else None
+    from memgit.chatlogs import looks_like_chat
+
+    return "chat" if looks_like_chat(head) else None
 
 
 _CLAUDE_TYPES = {"summary", "user", "assistant", "system", "file-history-snapshot", "ai-title", "custom-title",
@@ -365,56 +373,3 @@ def _codex_output(number: int, payload: dict[str, Any]) -> Event:
     text = output if isinstance(output, str) else _blocks_text(output)
     return Event(number, "tool_result", _cut(text), error=error or _failed(text),
                  call_id=str(payload.get("call_id") or ""))
-
-
-# -- Markdown and plain-text chat logs --------------------------------------------------------
-
-_CHAT_TURN = re.compile(
-    r"^(?:#{1,4}\s*(?P<h>human|user|you|assistant|ai|claude|model|agent)\s*:?\s*$"
-    r"|(?P<p>human|user|you|assistant|ai|claude|codex|model|agent|用户|助手)\s*[:：]\s?(?P<rest>.*)"
-    r"|#### (?P<aider>.*))$",
-    re.I | re.M,
-)
-_USER_NAMES = {"human", "user", "you", "用户"}
-
-
-def _chat(path: Path, transcript: Transcript) -> None:
-    role, start, buffer, aider = "", 0, [], False
-
-    def flush() -> None:
-        text = "\n".join(buffer).strip()
-        if role and text:
-            if role == "user":
-                text = _user_text(text)
-            if text:
-                transcript.events.append(Event(start, role, _cut(text)))
-
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            transcript.lines = number
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            match = _CHAT_TURN.match(line)
-            if match and match.group("aider") is not None:
-                if not (role == "user" and aider):
-                    flush()
-                    role, start, buffer, aider = "user", number, [], True
-                buffer.append(match.group("aider").rstrip())
-                continue
-            if match:
-                name = (match.group("h") or match.group("p") or "").lower()
-                flush()
-                role, aider = ("user" if name in _USER_NAMES else "assistant"), False
-                start, buffer = number, [match.group("rest") or ""]
-                continue
-            if line.startswith("# aider chat started"):
-                flush()
-                role, buffer, aider = "", [], False
-                continue
-            if line.startswith("> ") and aider:
-                continue  # Aider's tool output and confirmations
-            if aider and role == "user" and line.strip():
-                # In Aider's log a user turn is only `#### ` lines; the next other line is the reply.
-                flush()
-                role, start, buffer = "assistant", number, []
-            buffer.append(line)
-    flush()

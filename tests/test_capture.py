@@ -92,17 +92,18 @@ def test_codex_rollout_candidates() -> None:
     assert [(c.kind, c.title, c.source) for c in found] == [
         ("preference", "Don't add new dependencies without asking me first", "user"),
         ("convention", "We inject the clock through Client.__init__, never call time.sleep directly", "user"),
+        ("lesson", "pytest -q tests/test_client.py: ModuleNotFoundError: No module named 'tenacity'", "inferred"),
         ("lesson", "pytest -q tests/test_client.py: AssertionError: fetch took 7.0s, expected under 1s with the fake "
          "clock", "inferred"),
         ("decision", "Approved plan: Add a RetryPolicy dataclass in src/net/retry.py", "user"),
         ("summary", "Session: Add retries to Client.fetch in src/net/client.py; flaky upstreams time out", "inferred"),
     ]
-    lesson = found[2]
+    # An edit that got past one failure into another is a lesson of its own.
+    assert found[2].body.endswith("Fixed by changing src/net/retry.py (RetryPolicy, run); then it failed differently.")
+    lesson = found[3]
     assert lesson.files == ("src/net/retry.py",) and lesson.symbols == ("src/net/retry.py::run",)
-    # The earlier failure, and the edit that got past it, are kept as the way there.
-    assert "Before that it failed with `ModuleNotFoundError: No module named 'tenacity'`" in lesson.body
-    assert found[3].files == ("src/net/retry.py", "tests/test_client.py")
-    assert found[4].files == ("src/net/retry.py", "src/net/client.py")
+    assert found[4].files == ("src/net/retry.py", "tests/test_client.py")
+    assert found[5].files == ("src/net/retry.py", "src/net/client.py")
     transcript = transcripts.read(CODEX)
     assert transcript.skipped == 2  # an unknown record type (world_state) and a line that is not JSON
     # The user's words are read once (event_msg), not twice (response_item copy), and the
@@ -123,6 +124,25 @@ def test_chinese_session_candidates() -> None:
     ]
     assert found[2].symbols == ("src/parser.py::parse_date",)
     assert all("谢谢" not in c.title and "可能" not in c.title for c in found)
+
+
+def test_cursor_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "cursor.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [
+        {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>\nRename get_user to fetch_user "
+                                                                          "in app/users.py\n</user_query>"}]}},
+        {"role": "assistant", "message": {"content": [{"type": "tool_use", "name": "StrReplace", "input": {
+            "path": "/w/app/users.py", "old_string": "def get_user(uid):", "new_string": "def fetch_user(uid):"}}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Renamed get_user to fetch_user."}]}},
+        {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>We never abbreviate names "
+                                                                          "in this codebase.</user_query>"}]}},
+    ]) + "\n")
+    transcript = transcripts.read(path)
+    assert transcript.format == "cursor" and transcript.edited_files == ["/w/app/users.py"]
+    assert [(c.kind, c.title) for c in extract(transcript, root="/w")] == [
+        ("convention", "We never abbreviate names in this codebase"),
+        ("summary", "Session: Rename get_user to fetch_user in app/users.py"),
+    ]
 
 
 def test_chat_logs() -> None:
@@ -162,7 +182,7 @@ def test_secrets_are_redacted_or_dropped(store: Path) -> None:
 def test_json_has_evidence_and_paths(store: Path) -> None:
     data = json.loads(run(store, "capture", str(CODEX), "--json").stdout)
     assert data["format"] == "codex" and data["skipped_lines"] == 2
-    lesson = [c for c in data["candidates"] if c["kind"] == "lesson"][0]
+    lesson = [c for c in data["candidates"] if c["kind"] == "lesson"][1]
     assert lesson["evidence"]["lines"] == [15, 21, 22, 25]
     assert lesson["path"].startswith(".memory/pytest-q-tests-test-client-py-assertionerror")
     assert lesson["id"].startswith("m-")
@@ -179,7 +199,7 @@ def test_known_memories_are_not_proposed_again(store: Path) -> None:
     assert run(store, "capture", str(CODEX), "--apply").exit_code == 0
     again = run(store, "capture", str(CODEX))
     assert "Nothing new to remember." in again.stdout and len(json.loads(
-        run(store, "capture", str(CODEX), "--json").stdout)["known"]) == 5
+        run(store, "capture", str(CODEX), "--json").stdout)["known"]) == 6
 
 
 def test_apply_stages_and_does_not_commit(store: Path) -> None:
@@ -208,7 +228,7 @@ def test_apply_on_a_branch_leaves_the_work_tree_alone(store: Path) -> None:
     assert git(store, "rev-parse", "HEAD") == head
     assert git(store, "status", "--porcelain") == "A  wip.txt\n"
     files = git(store, "show", "--name-only", "--format=", "memory/codex").split()
-    assert len(files) == 5 and all(f.startswith(".memory/") for f in files)
+    assert len(files) == 6 and all(f.startswith(".memory/") for f in files)
     assert git(store, "rev-parse", "memory/codex~1") == head
     again = run(store, "capture", str(CODEX), "--apply", "--branch", "memory/codex")
     assert again.exit_code == 1 and "already exists" in again.stderr
