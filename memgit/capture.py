@@ -100,9 +100,9 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
     kept: list[Candidate] = []
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     for candidate in candidates:
-        same = index.same_text(candidate.title, candidate.body) if index is not None else [
-            m for m in existing if fmt.normalized_text(m.title, m.body) == fmt.normalized_text(candidate.title,
-                                                                                             candidate.body)]
+        key = fmt.normalized_text(candidate.title, candidate.body)
+        same = (index.same_text(candidate.title, candidate.body) if index is not None
+                else [m for m in existing if fmt.normalized_text(m.title, m.body) == key])
         twin = same[0].id if same else _near(candidate, existing)
         if twin is not None:
             proposal.known.append((candidate, twin))
@@ -113,7 +113,8 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
         kept.append(candidate)
         # The same proposal gets the same ids when shown and when applied, unless taken.
         stable = "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
-        memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title, body=candidate.body, kind=candidate.kind,
+        memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title,
+                        body=candidate.body, kind=candidate.kind,
                         confidence=candidate.confidence, source=candidate.source,
                         task_id=(proposal.session_id or None) if candidate.kind == "summary" else None,
                         created=stamp, updated=stamp, tags=candidate.tags, files=candidate.files,
@@ -191,7 +192,8 @@ def _redact_all(candidates: list[Candidate], proposal: Proposal) -> list[Candida
 
 # -- an optional model: rewrite or veto --------------------------------------------------------
 
-def _ask_llm(command: str, candidates: list[Candidate], transcript: str, proposal: Proposal) -> list[Candidate]:
+def _ask_llm(command: str, candidates: list[Candidate], transcript: str,
+             proposal: Proposal) -> list[Candidate]:
     """Send the candidates to `command` (JSON on stdin) and apply its answer (JSON on stdout):
     `{"candidates": [{"index": 0, "keep": false, "reason": "…"}, {"index": 1, "title": "…",
     "body": "…"}]}`. Candidates it does not mention are kept as they are."""
@@ -211,15 +213,17 @@ def _ask_llm(command: str, candidates: list[Candidate], transcript: str, proposa
         answer = json.loads(result.stdout)
         verdicts = {int(v["index"]): v for v in answer.get("candidates", []) if isinstance(v, dict)}
     except (ValueError, TypeError, KeyError, AttributeError):
-        raise MemgitError("--llm-cmd did not answer with JSON {\"candidates\": [...]}; nothing was written") from None
+        raise MemgitError("--llm-cmd did not answer with JSON {\"candidates\": [...]}; "
+                          "nothing was written") from None
     out = []
     for i, candidate in enumerate(candidates):
         verdict = verdicts.get(i, {})
         if verdict.get("keep") is False:
-            proposal.dropped.append((candidate, "vetoed by --llm-cmd: " + str(verdict.get("reason") or "")[:100]))
+            reason = str(verdict.get("reason") or "")[:100]
+            proposal.dropped.append((candidate, "vetoed by --llm-cmd: " + reason))
             continue
         title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
         body = str(verdict.get("body") or candidate.body).strip()
-        out.append(replace(candidate, title=title, body=body) if (title, body) != (candidate.title, candidate.body)
-                   else candidate)
+        same = (title, body) == (candidate.title, candidate.body)
+        out.append(candidate if same else replace(candidate, title=title, body=body))
     return out

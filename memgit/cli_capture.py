@@ -97,4 +97,5 @@ def _report(result: dict[str, Any], as_json: bool) -> None:
         click.echo(f"committed on branch {result['branch']} ({result['commit'][:10]}); your branch and "
                    f"working tree are unchanged: review with 'git show {result['branch']}'", err=True)
     else:
-        click.echo("written and staged, not committed: review with 'git diff --cached', then commit", err=True)
+        click.echo("written and staged, not committed: review with 'git diff --cached', then commit",
+                   err=True)

@@ -49,7 +49,8 @@ class Candidate:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "title": self.title, "body": self.body, "source": self.source,
                 "confidence": self.confidence, "files": list(self.files), "symbols": list(self.symbols),
-                "tags": list(self.tags), "evidence": {"lines": list(self.evidence)}, "notes": list(self.notes)}
+                "tags": list(self.tags), "evidence": {"lines": list(self.evidence)},
+                "notes": list(self.notes)}
 
 
 def extract(transcript: Transcript, *, root: str = "", git_files: Sequence[str] = ()) -> list[Candidate]:
@@ -67,19 +68,25 @@ def extract(transcript: Transcript, *, root: str = "", git_files: Sequence[str] 
 _EN_RULE = re.compile(
     r"^(?:(?:and|also|btw|by the way|ok|okay|please|oh)[,\s]+)*"
     r"(?P<rule>(?:always|never|don'?t|do not|avoid|from now on|going forward|in this (?:repo|project)"
-    r"|we (?:always|never|use|don'?t|do not|prefer|require)|our \w+ (?:is|are|uses?)|prefer|make sure (?:to|you)"
-    r"|use [^;]{1,60}? (?:instead of|rather than|not)|we (?:target|support|deploy|pin|run on)|remember(?: that|:)|keep in mind(?: that)?|note that"
+    r"|we (?:always|never|use|don'?t|do not|prefer|require)|our \w+ (?:is|are|uses?)|prefer"
+    r"|make sure (?:to|you)|use [^;]{1,60}? (?:instead of|rather than|not)"
+    r"|we (?:target|support|deploy|pin|run on)|remember(?: that|:)|keep in mind(?: that)?|note that"
     r"|(?:no|nope|actually|wrong)[,:;!.]+\s*(?:it'?s|it is|we|the|use|that'?s|this)))\b(?P<rest>.*)",
     re.I,
 )
 _EN_INNER = re.compile(r"(?:,|;|\band)\s+(?:always|never|don'?t)\s+\w+", re.I)
-_ZH_RULE = re.compile(r"(总是|始终|永远|一律|必须|务必|不要|别再|不许|禁止|记住|记得|以后|我们用|我们使用|统一用|不是.{1,20}而是|应该用)")
-_HEDGE = re.compile(r"\b(maybe|perhaps|i think|i guess|not sure|might|probably|i wonder)\b|可能|也许|好像|不确定", re.I)
-_REMEMBER_PREFIX = re.compile(r"^(?:(?:and|also|btw|by the way|ok|okay|please|oh|remember(?: that)?|keep in mind"
-                              r"(?: that)?|note that|no|nope|actually|wrong)[,:;!.\s]+)+|^(?:记住|记得)[：:，,\s]*", re.I)
+_ZH_RULE = re.compile(r"(总是|始终|永远|一律|必须|务必|不要|别再|不许|禁止|记住|记得|以后|我们用|我们使用|统一用"
+                      r"|不是.{1,20}而是|应该用)")
+_HEDGE = re.compile(r"\b(maybe|perhaps|i think|i guess|not sure|might|probably|i wonder)\b|可能|也许|好像|不确定",
+                    re.I)
+_REMEMBER_PREFIX = re.compile(
+    r"^(?:(?:and|also|btw|by the way|ok|okay|please|oh|remember(?: that)?|keep in mind(?: that)?|note that"
+    r"|no|nope|actually|wrong)[,:;!.\s]+)+|^(?:记住|记得)[：:，,\s]*", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|(?<=[。！？；])|\n+")
-_TEAM = re.compile(r"\b(?:we|our|us|this (?:repo|project|codebase)|the team)\b|我们|项目|统一|一律", re.I)
-_CODEY = re.compile(r"`|[\w-]+\.(?:py|js|ts|toml|json|ya?ml|md|cfg|ini|sh|go|rs|lock)\b|\b[a-z]+_[a-z_]+\b|--?\w")
+_TEAM = re.compile(r"\b(?:we|our|us|this (?:repo|project|codebase)|the team)\b|我们|项目|统一|一律",
+                   re.I)
+_CODEY = re.compile(r"`|[\w-]+\.(?:py|js|ts|toml|json|ya?ml|md|cfg|ini|sh|go|rs|lock)\b|\b[a-z]+_[a-z_]+\b"
+                    r"|--?\w")
 
 
 def stated(events: Sequence[Event]) -> list[Candidate]:
@@ -92,9 +99,9 @@ def stated(events: Sequence[Event]) -> list[Candidate]:
             if not _is_rule(sentence):
                 continue
             reason = ""
-            if i + 1 < len(sentences) and re.match(r"(?:because|since|the |it |that |this |因为|这样)", sentences[i + 1],
-                                                   re.I) and not _is_rule(sentences[i + 1]):
-                reason = sentences[i + 1]
+            following = sentences[i + 1] if i + 1 < len(sentences) else ""
+            if _REASON.match(following) and not _is_rule(following):
+                reason = following
             title = _title(_REMEMBER_PREFIX.sub("", sentence).strip() or sentence)
             body = sentence if not reason else f"{sentence} {reason}"
             anchors = extract_anchors(body)
@@ -102,6 +109,9 @@ def stated(events: Sequence[Event]) -> list[Candidate]:
             out.append(Candidate(kind, title, body, "user", 0.9, (event.line,),
                                  files=_anchored_files(body)))
     return out
+
+
+_REASON = re.compile(r"(?:because|since|the |it |that |this |因为|这样)", re.I)
 
 
 def _is_rule(sentence: str) -> bool:
@@ -129,7 +139,8 @@ def _title(text: str, limit: int = 100, *, capital: bool = True) -> str:
 
 # -- lessons: a failure, then what fixed it ----------------------------------------------------
 
-_KEY_LINE = re.compile(r"^\s*(?:E\s+)?(?:\w+(?:\.\w+)*(?:Error|Exception|Failure)\b.*|FAILED .*|fatal: .*|error(?:\[\w+\])?: .*"
+_KEY_LINE = re.compile(r"^\s*(?:E\s+)?(?:\w+(?:\.\w+)*(?:Error|Exception|Failure)\b.*|FAILED .*|fatal: .*"
+                       r"|error(?:\[\w+\])?: .*"
                        r"|npm ERR! .*|\S+:\d+:\d*:? error.*)$", re.M)
 _TRIVIAL_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|sed -n|grep|rg|find|which|echo|pwd|cd)\b")
 
@@ -139,7 +150,8 @@ def _key_line(text: str) -> str:
     specific = [line for line in lines if not line.startswith("FAILED")] or lines
     if specific:
         return re.sub(r"^E\s+", "", specific[-1])[:200]
-    rest = [line.strip() for line in text.splitlines() if line.strip() and not re.match(r"(?i)exit code|wall time|output:", line.strip())]
+    rest = [line.strip() for line in text.splitlines()
+            if line.strip() and not re.match(r"(?i)exit code|wall time|output:", line.strip())]
     return rest[-1][:200] if rest else "it failed"
 
 
@@ -150,7 +162,8 @@ def _command_key(command: str) -> str:
 def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
     calls = {e.call_id: e for e in events if e.role == "tool_call" and e.call_id}
     out: list[Candidate] = []
-    streak: dict[str, list[tuple[Event, Event, list[Event]]]] = {}  # command → (call, failure, edits after it)
+    # command → its failed runs so far: (call, failure, edits after it)
+    streak: dict[str, list[tuple[Event, Event, list[Event]]]] = {}
     for event in events:
         if event.role == "tool_call" and event.tool in EDIT_TOOLS:
             for runs in streak.values():
@@ -159,7 +172,7 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if event.role != "tool_result":
             continue
         call = calls.get(event.call_id)
-        if call is None or call.tool not in SHELL_TOOLS or not call.command or _TRIVIAL_COMMANDS.match(call.command):
+        if call is None or call.tool not in SHELL_TOOLS or _TRIVIAL_COMMANDS.match(call.command or "ls"):
             continue
         key = _command_key(call.command)
         if event.error:
@@ -171,7 +184,8 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         # A failure that an edit got past, into a different failure, taught something too.
         for i, (earlier_call, earlier, tried) in enumerate(runs[:-1]):
             if tried and _key_line(earlier.text) != _key_line(runs[i + 1][1].text):
-                out.append(_lesson(earlier_call, runs[i + 1][1], [runs[i]], base, then="it failed differently"))
+                out.append(_lesson(earlier_call, runs[i + 1][1], [runs[i]], base,
+                                   then="it failed differently"))
         out.append(_lesson(call, event, runs, base))
     return out
 
@@ -196,7 +210,8 @@ def _lesson(call: Event, success: Event, runs: list[tuple[Event, Event, list[Eve
     title = _title(f"{command}: {key}", 110, capital=False)
     evidence = tuple(sorted({r[1].line for r in runs} | {e.line for e in fix} | {success.line}))
     anchored = tuple(f"{files[0]}::{s}" for s in symbols[:6]) if len(files) == 1 else symbols[:6]
-    return Candidate("lesson", title, "\n".join(lines), "inferred", 0.6, evidence, files=files, symbols=anchored)
+    return Candidate("lesson", title, "\n".join(lines), "inferred", 0.6, evidence, files=files,
+                     symbols=anchored)
 
 
 def _flat(groups: Any) -> tuple[str, ...]:
@@ -220,16 +235,19 @@ def _short(text: str, limit: int) -> str:
 
 # -- decisions: the user chose among options, or approved a plan --------------------------------
 
-_OPTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]\s*(?:\*\*)?\s*(?P<text>.+)$",
+_OPTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]"
+                     r"\s*(?:\*\*)?\s*(?P<text>.+)$",
                      re.I | re.M)
 _OFFER = re.compile(r"which (?:one|option|do you|would you)|do you prefer|should i|shall i|would you like|"
                     r"you(?:'d)? prefer|选哪|哪个|哪种|要不要|是否", re.I)
-_PLAN = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:plan|here'?s (?:the|my) plan|proposed plan|计划|方案)\b", re.I | re.M)
-_CHOICE = re.compile(r"(?:go with|let'?s (?:do|use|go with)|use|pick|choose|take|prefer|选|用|就用)\s*(?:the\s+)?"
-                     r"(?:option\s+|方案)?(?P<label>first|second|third|last|[A-Da-d1-9]|一|二|三)(?![A-Za-z0-9])", re.I)
+_PLAN = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:plan|here'?s (?:the|my) plan|proposed plan|计划|方案)\b",
+                   re.I | re.M)
+_CHOICE = re.compile(r"(?:go with|let'?s (?:do|use|go with)|use|pick|choose|take|prefer|选|用|就用)\s*"
+                     r"(?:the\s+)?(?:option\s+|方案)?(?P<label>first|second|third|last|[A-Da-d1-9]|一|二|三)"
+                     r"(?![A-Za-z0-9])", re.I)
 _ORDINAL = {"first": "1", "second": "2", "third": "3", "一": "1", "二": "2", "三": "3"}
-_APPROVE = re.compile(r"^\s*(?:yes|yep|ok(?:ay)?|sure|sounds good|lgtm|approved?|go ahead|do it|proceed|好的?|可以|同意|行)"
-                      r"(?![A-Za-z])[,.!！，。\s]*(?:go ahead|proceed|with the plan|do it|按这个|就这么办)?", re.I)
+_APPROVE = re.compile(r"^\s*(?:yes|yep|ok(?:ay)?|sure|sounds good|lgtm|approved?|go ahead|do it|proceed"
+                      r"|好的?|可以|同意|行)(?![A-Za-z])", re.I)
 
 
 def decisions(events: Sequence[Event]) -> list[Candidate]:
@@ -263,7 +281,8 @@ def decisions(events: Sequence[Event]) -> list[Candidate]:
             steps = [m.group("text").strip() for m in _OPTION.finditer(offer.text)]
             if len(steps) >= 2:
                 goal = _title(steps[0], 80)
-                body = "The user approved this plan:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
+                numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
+                body = "The user approved this plan:\n" + numbered
                 out.append(Candidate("decision", _title(f"Approved plan: {goal}"), body, "user", 0.9,
                                      (offer.line, event.line), files=_anchored_files(body)))
     return out

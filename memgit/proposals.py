@@ -32,7 +32,8 @@ def render(mem: Any, proposal: Proposal) -> str:
     for memory in proposal.memories:
         rel = mem.rel_path(memory)
         text = mem.writer.text_of(memory)
-        parts.append("".join(difflib.unified_diff([], text.splitlines(keepends=True), "/dev/null", "b/" + rel)))
+        diff = difflib.unified_diff([], text.splitlines(keepends=True), "/dev/null", "b/" + rel)
+        parts.append("".join(diff))
     n = len(proposal.memories)
     lines = ["", f"## Capture of {Path(proposal.transcript).name} ({proposal.format}, {proposal.lines} lines"
              + (f", {proposal.skipped} skipped" if proposal.skipped else "") + ")", ""]
@@ -129,15 +130,16 @@ def load_pending(mem: Any, ref: str) -> Proposal:
     matches = [d for d in pending(mem) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
     if len(matches) != 1:
         found = ", ".join(str(d.get("id")) for d in pending(mem)) or "none"
-        raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); see 'memgit capture --pending'")
+        raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); "
+                          "see 'memgit capture --pending'")
     data = matches[0]
     candidates = [Candidate(c["kind"], c["title"], c["body"], c["source"], float(c["confidence"]),
                             tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
                             tuple(c.get("symbols", ())), tuple(c.get("tags", ("captured",))))
                   for c in data["candidates"]]
     proposal = Proposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
-                        str(data.get("session_id", "")), int(data.get("lines", 0)), int(data.get("skipped_lines", 0)),
-                        [])
+                        str(data.get("session_id", "")), int(data.get("lines", 0)),
+                        int(data.get("skipped_lines", 0)), [])
     plan(mem, proposal, candidates)
     return proposal
 

@@ -24,17 +24,20 @@ MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is n
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
 
 #: Tools whose input names a file they change.
-EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "StrReplace", "apply_patch", "write_file", "replace"}
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "StrReplace", "apply_patch", "write_file",
+              "replace"}
 SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "exec", "Shell", "run_shell_command"}
 
 #: User text that the agent, not the person, put there.
 _NOISE = re.compile(
     r"\s*(<local-command-stdout>|<command-name>|<command-message>|<session-start-hook>|<tick>|<goal>"
-    r"|<environment_context>|<user_instructions>|<task-notification>|\[Request interrupted|Caveat:|# AGENTS\.md)"
+    r"|<environment_context>|<user_instructions>|<task-notification>|\[Request interrupted|Caveat:"
+    r"|# AGENTS\.md)"
 )
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
-_SYMBOL_DEF = re.compile(r"^[+\- ]?\s*(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+_SYMBOL_DEF = re.compile(
+    r"^[+\- ]?\s*(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 _HUNK_CONTEXT = re.compile(r"^@@.*?(?:def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 _EXIT = re.compile(r"(?:exit code:?|exited with code|exit status)\s*(-?\d+)", re.I)
 
@@ -93,7 +96,8 @@ def read(path: str | Path) -> Transcript:
     if size == 0:
         raise MemgitError(f"{path} is empty: no session to capture")
     if size > MAX_BYTES:
-        raise MemgitError(f"{path} is {size // 2**20} MB, over the {MAX_BYTES // 2**20} MB a transcript may have; "
+        raise MemgitError(f"{path} is {size // 2**20} MB, over the {MAX_BYTES // 2**20} MB a transcript may "
+                          "have; "
                           "nothing was read")
     with open(path, "rb") as handle:
         head = handle.read(8192)
@@ -148,7 +152,8 @@ def _sniff(head: str) -> str | None:
     return "chat" if looks_like_chat(head) else None
 
 
-_CLAUDE_TYPES = {"summary", "user", "assistant", "system", "file-history-snapshot", "ai-title", "custom-title",
+_CLAUDE_TYPES = {"summary", "user", "assistant", "system", "file-history-snapshot", "ai-title",
+                 "custom-title",
                  "attachment", "progress", "queue-operation"}
 
 
@@ -209,14 +214,17 @@ def _stamp(transcript: Transcript, record: dict[str, Any]) -> None:
 
 # -- Claude Code ------------------------------------------------------------------------------
 
+_CLAUDE_RECORDS = ("user", "assistant", "system", "summary", "attachment", "progress")
+_CLAUDE_BOOKKEEPING = ("title", "tag", "snapshot", "operation", "link", "prompt")  # known, nothing to read
+
+
 def _claude(path: Path, transcript: Transcript) -> None:
     events = transcript.events
     last_message: tuple[str, int] | None = None  # (message id, index of its text event)
     for number, record in _records(path, transcript):
         kind = record.get("type")
-        if kind not in ("user", "assistant", "system", "summary", "attachment", "progress") and kind is not None:
-            if not isinstance(kind, str) or not kind.endswith(("title", "tag", "snapshot", "operation", "link",
-                                                               "prompt")):
+        if kind not in _CLAUDE_RECORDS and kind is not None:
+            if not isinstance(kind, str) or not kind.endswith(_CLAUDE_BOOKKEEPING):
                 transcript.skipped += 1
             continue
         _stamp(transcript, record)
@@ -280,8 +288,10 @@ def _tool_call(number: int, name: str, data: Any, call_id: str, side: bool) -> E
         symbols = _symbols(*texts)
     else:
         raw = data.get("command") or data.get("cmd") or ""
-        command = " ".join(map(str, raw[2:] if raw[:2] == ["bash", "-lc"] else raw)) if isinstance(raw, list) \
-            else str(raw)
+        if isinstance(raw, list):
+            command = " ".join(map(str, raw[2:] if raw[:2] == ["bash", "-lc"] else raw))
+        else:
+            command = str(raw)
     return Event(number, "tool_call", _cut(command, 2000), tool=name, command=command[:2000], files=files,
                  symbols=symbols, call_id=call_id, sidechain=side)
 
@@ -290,7 +300,10 @@ def _failed(text: str) -> bool:
     code = _EXIT.search(text[:400])
     if code:
         return code.group(1) != "0"
-    return bool(re.search(r"^(Traceback \(most recent call last\)|FAILED |fatal: |error: |npm ERR!)", text, re.M))
+    return bool(_FAILURE.search(text))
+
+
+_FAILURE = re.compile(r"^(Traceback \(most recent call last\)|FAILED |fatal: |error: |npm ERR!)", re.M)
 
 
 # -- Codex ------------------------------------------------------------------------------------
@@ -342,7 +355,8 @@ def _codex(path: Path, transcript: Transcript) -> None:
 def _codex_call(number: int, payload: dict[str, Any]) -> Event:
     name = str(payload.get("name") or payload.get("type") or "")
     call_id = str(payload.get("call_id") or "")
-    if name == "apply_patch" or (isinstance(payload.get("input"), str) and "*** Begin Patch" in payload["input"]):
+    patch_input = isinstance(payload.get("input"), str) and "*** Begin Patch" in payload["input"]
+    if name == "apply_patch" or patch_input:
         patch = str(payload.get("input") or payload.get("arguments") or "")
         files = tuple(dict.fromkeys(f.strip() for f in _PATCH_FILE.findall(patch)))
         return Event(number, "tool_call", _cut(patch, 2000), tool="apply_patch", files=files,
