@@ -43,8 +43,9 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         obj = ctx.find_root().obj or {}
         from memgit.api import open as open_store
 
-        proposals.from_hook(lambda: open_store(obj.get("path", "."), memory_dir=obj.get("memory_dir"),
-                                               warn=lambda _m: None), transcript or "")
+        start = obj.get("path", ".")
+        proposals.from_hook(lambda: open_store(start, memory_dir=obj.get("memory_dir"), warn=lambda _m: None),
+                            transcript or "", start)
         return
     if branch is not None and not do_apply:
         raise click.UsageError("--branch goes with --apply")

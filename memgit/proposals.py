@@ -148,11 +148,16 @@ def drop_pending(mem: Any, proposal_id: str) -> None:
     (_folder(mem) / f"{proposal_id}.json").unlink(missing_ok=True)
 
 
-def from_hook(mem_open: Any, transcript: str) -> int:
+def from_hook(mem_open: Any, transcript: str, start: str = ".") -> int:
     """The session-end hand-off: propose, keep the proposal as pending, log one line. Never
     raises; returns the number of memories proposed (-1 on failure)."""
     started = time.monotonic()
     log_dir: Path | None = None
+    try:
+        found = gitrepo.find(Path(start).resolve())
+        log_dir = found.git_dir / "memgit" if found is not None else None
+    except Exception:  # noqa: BLE001 - not even a repository: nowhere to log
+        pass
     try:
         mem = mem_open()
         log_dir = mem.writer.repo().git_dir / "memgit"

@@ -260,6 +260,24 @@ def test_hook_leaves_a_pending_proposal(store: Path) -> None:
     assert "capture failed" in (store / ".git" / "memgit" / "capture.log").read_text().splitlines()[-1]
 
 
+def test_hook_without_a_memory_folder_logs_and_exits_0(repo: Path) -> None:
+    result = run(repo, "capture", "--from-hook", str(CLAUDE))
+    assert result.exit_code == 0 and result.stdout == "" and result.stderr == ""
+    assert "capture failed: no .memory/" in (repo / ".git" / "memgit" / "capture.log").read_text()
+
+
+def test_summary_names_files_committed_during_the_session(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (store / "src").mkdir()
+    (store / "src" / "views.py").write_text("def index(): ...\n")
+    git(store, "add", "src/views.py")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-08-20T09:00:20+00:00")  # inside the session's time
+    git(store, "commit", "-q", "-m", "views")
+    data = json.loads(run(store, "capture", str(CLAUDE), "--json").stdout)
+    summary = next(c for c in data["candidates"] if c["kind"] == "summary")
+    assert summary["files"] == ["src/auth.py", "src/views.py"]
+    assert "Changed: src/auth.py, src/views.py" in summary["body"]
+
+
 def test_last_session_of_this_repository(store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = Path(os.environ["HOME"])
     claude = home / ".claude" / "projects" / str(store.resolve()).replace("/", "-").replace(".", "-").replace("_", "-")
