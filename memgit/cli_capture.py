@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -39,8 +40,10 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     from memgit import proposals
     from memgit.cli import _json, _open
 
+    obj = ctx.find_root().obj or {}
+    if transcript is not None and not pending:
+        transcript = os.path.join(obj.get("path", "."), transcript)  # -C PATH: as if started there
     if from_hook:
-        obj = ctx.find_root().obj or {}
         from memgit.api import open as open_store
 
         start = obj.get("path", ".")

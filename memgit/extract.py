@@ -114,9 +114,16 @@ def stated(events: Sequence[Event]) -> list[Candidate]:
 _REASON = re.compile(r"(?:because|since|the |it |that |this |因为|这样)", re.I)
 
 
+#: Sentences that start like a rule but are talk ("never mind", "no, it's fine") or hold only
+#: for now ("don't run the tests for now").
+_TALK = re.compile(r"\b(?:never ?mind|don'?t worry|no worries|(?:it'?s|that'?s|it is) (?:fine|ok|okay|good|right"
+                   r"|alright)|don'?t bother|for now|this time|right now|today|yet|just this once)\b"
+                   r"|暂时|这次|先不", re.I)
+
+
 def _is_rule(sentence: str) -> bool:
     text = sentence.strip()
-    if len(text) < 8 or text.endswith(("?", "？")) or _HEDGE.search(text):
+    if len(text) < 8 or text.endswith(("?", "？")) or _HEDGE.search(text) or _TALK.search(text):
         return False
     if _EN_RULE.match(text) or _EN_INNER.search(text):
         return len(text.split()) >= 3

@@ -145,6 +145,24 @@ def test_cursor_transcript(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("said", [
+    "Never mind, that's fine.",
+    "No, it's fine, leave it.",
+    "Don't worry about the flaky test.",
+    "Don't run the slow tests for now.",
+    "Always happy to see green builds?",
+    "I think we should always use tabs.",
+    "Maybe we never deploy on Fridays.",
+    "ok",
+    "这次先不要跑集成测试。",
+    "我们可能要用 Redis。",
+])
+def test_talk_is_not_a_rule(tmp_path: Path, said: str) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(f"### Human\n\n{said}\n\n### Assistant\n\nOK.\n", encoding="utf-8")
+    assert extract(transcripts.read(path)) == []
+
+
 def test_chat_logs() -> None:
     assert candidates(CHAT) == [
         ("preference", "Write commit messages in the imperative mood, and always reference the ticket number", "user"),
@@ -204,6 +222,7 @@ def test_known_memories_are_not_proposed_again(store: Path) -> None:
 
 def test_apply_stages_and_does_not_commit(store: Path) -> None:
     head = git(store, "rev-parse", "HEAD")
+    preview = json.loads(run(store, "capture", str(CHINESE), "--json").stdout)
     result = run(store, "capture", str(CHINESE), "--apply")
     assert result.exit_code == 0, result.stderr
     written = result.stdout.split()
@@ -212,6 +231,8 @@ def test_apply_stages_and_does_not_commit(store: Path) -> None:
     assert git(store, "rev-parse", "HEAD") == head
     staged = git(store, "diff", "--cached", "--name-only").split()
     assert sorted(staged) == sorted(written)
+    # The files (and ids) shown before applying are the ones written.
+    assert [c["path"] for c in preview["candidates"]] == written
     listed = run(store, "list", "--json")
     kinds = sorted(m["kind"] for m in json.loads(listed.stdout))
     assert kinds == ["convention", "convention", "decision", "lesson", "summary"]
@@ -367,6 +388,13 @@ def test_unreadable_file(store: Path, tmp_path: Path) -> None:
     result = run(store, "capture", str(path))
     assert result.exit_code == 1
     path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_a_relative_path_is_relative_to_dash_c(store: Path) -> None:
+    shutil.copy(CHAT, store / "session.md")
+    result = run(store, "capture", "session.md", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["candidates"]) == 3
 
 
 def test_usage_errors(store: Path) -> None:
