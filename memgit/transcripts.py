@@ -22,6 +22,7 @@ from memgit.errors import MemgitError
 
 MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is not a transcript
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
+LINE_LIMIT = 16 * 1024 * 1024  # a longer record (a pasted dump) is skipped, not parsed
 
 #: Tools whose input names a file they change.
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "StrReplace", "apply_patch", "write_file",
@@ -32,7 +33,7 @@ SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "exec", "Shell", 
 _NOISE = re.compile(
     r"\s*(<local-command-stdout>|<command-name>|<command-message>|<session-start-hook>|<tick>|<goal>"
     r"|<environment_context>|<user_instructions>|<task-notification>|\[Request interrupted|Caveat:"
-    r"|# AGENTS\.md)"
+    r"|# AGENTS\.md|<ide_opened_file>|<ide_selection>|<bash-input>|<bash-stdout>|<bash-stderr>)"
 )
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
@@ -164,6 +165,9 @@ def _records(path: Path, transcript: Transcript) -> Iterator[tuple[int, dict[str
         for number, raw in enumerate(handle, 1):
             transcript.lines = number
             if not raw.strip():
+                continue
+            if len(raw) > LINE_LIMIT:
+                transcript.skipped += 1
                 continue
             try:
                 record = json.loads(raw)
