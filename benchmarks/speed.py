@@ -538,7 +538,8 @@ def measure_remember(repo: Path, runs: int) -> dict:
         mem.remember(text, kind="fact")
         mine.append(ms(time.perf_counter() - t))
         gits.append(ms(in_git[0]))
-        path = repo / ".memory" / f"git-baseline-{i}-{time.time_ns()}.md"
+        path = repo / "baseline" / f"git-baseline-{i}-{time.time_ns()}.md"  # outside .memory/
+        path.parent.mkdir(exist_ok=True)
         path.write_text(f"---\nid: gb-{i}\ntitle: {json.dumps(text)}\n---\n", encoding="utf-8")
         t = time.perf_counter()
         git(repo, "add", "--", str(path))

@@ -1,7 +1,7 @@
 """Secret detection in memories: memories are committed and pushed, secrets must not be.
 
 Memories quote code, so the patterns are precise rather than greedy. Three families, each
-measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/secrets.py`):
+measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/secret_gate.py`):
 
 - vendor tokens recognised by shape alone (`vendor_tokens.py`): `ghp_…`, `npm_…`, `SG.….…`;
 - values in a place that holds a secret: a URL's password, `mysql -pX`, `curl -u user:X`,

@@ -1,6 +1,6 @@
 """The secret gate, measured: recall and false alarms on the labelled corpus in data/secrets/.
 
-`python benchmarks/secrets.py` prints the same figures, and detect-secrets' for comparison.
+`python benchmarks/secret_gate.py` prints the same figures, and detect-secrets' for comparison.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .conftest import ROOT
 
 def benchmark() -> ModuleType:
     # The benchmark owns the corpus reader; it is a script, not a package, so load it by path.
-    spec = importlib.util.spec_from_file_location("secrets_benchmark", ROOT / "benchmarks" / "secrets.py")
+    spec = importlib.util.spec_from_file_location("secrets_benchmark", ROOT / "benchmarks" / "secret_gate.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up there

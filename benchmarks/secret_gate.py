@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well each secret detector separates credentials from look-alikes, on a labelled corpus.
 
-    python benchmarks/secrets.py [--misses]
+    python benchmarks/secret_gate.py [--misses]
 
 The corpus is `tests/data/secrets/corpus.jsonl`: one JSON object a line with `label`
 (`credential` or `lookalike`), `kind` (the provider or shape) and `text`, written the way it
@@ -33,10 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-# Run as a script, this file's folder comes first on sys.path, where `secrets.py` (this file)
-# would shadow the standard library's `secrets` that memgit imports.
 HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 CORPUS = HERE.parent / "tests" / "data" / "secrets" / "corpus.jsonl"
 
