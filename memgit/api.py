@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from memgit.transfer import ImportReport
     from memgit.inject import Injection
     from memgit.recall import Hit
+    from memgit.upkeep import Outcome
 
 Warn = Callable[[str], None]
 
@@ -552,6 +553,31 @@ class Memgit:
         if index.in_memory:
             raise MemgitError(f"the index cannot be written ({index.memory_reason}); fix that and run this again")
         return index.rebuild(progress=progress)
+
+    def reflect(self, *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
+                split: bool = False, branch: str | None = None, now: datetime | None = None) -> "Outcome":
+        """Proposals that keep memory healthy (merge duplicates, archive superseded and stale
+        memories, fix renamed anchors, pin what is used), each with its reason and evidence.
+
+        Changes nothing unless `apply` (one commit; `split`: one per proposal) or `branch`
+        (commits on a new branch from HEAD; the working tree is left alone). `only` and
+        `exclude` narrow it to kinds of proposal (`memgit.reflect.CATEGORIES`) and memories.
+        """
+        from memgit import upkeep
+
+        return upkeep.reflect(self, only=only, exclude=exclude, apply=apply, split=split, branch=branch, now=now)
+
+    def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
+        """Record that a recalled memory was used, ignored or wrong (local, never committed)."""
+        from memgit import upkeep
+
+        return upkeep.feedback(self, ref, verdict, session)
+
+    def stats(self, *, since: str | None = None) -> dict[str, Any]:
+        """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""
+        from memgit import upkeep
+
+        return upkeep.stats(self, since)
 
     def status(self) -> dict[str, Any]:
         """Index path, counts, embedder, which channels are on, staleness."""

@@ -9,8 +9,10 @@ loudly.
 
 Cleaning, in order: secrets are redacted with a marker (a candidate that is mostly a secret is
 dropped), an optional `--llm-cmd` may rewrite or veto candidates, then candidates the store
-already knows are dropped — exactly the same text (the index's `same_text`), or nearly (most of
-the candidate's words already in one memory: a conservative word-overlap check). A restated
+already knows are dropped — exactly the same text (the index's `same_text`), the same thing in
+other words (the duplicate detector `memgit reflect` uses, `memgit.duplicates`), or most of the
+candidate's words already in one memory (a conservative overlap check for a short restatement
+of a longer note). A restated
 memory is logged to `<git-dir>/memgit/restated.jsonl` when the proposal is applied or kept:
 the user had to explain it again.
 """
@@ -99,11 +101,12 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
     proposal.candidates, proposal.memories = [], []
     kept: list[Candidate] = []
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    for candidate in candidates:
+    twins = _detected(existing, candidates)
+    for number, candidate in enumerate(candidates):
         key = fmt.normalized_text(candidate.title, candidate.body)
         same = (index.same_text(candidate.title, candidate.body) if index is not None
                 else [m for m in existing if fmt.normalized_text(m.title, m.body) == key])
-        twin = same[0].id if same else _near(candidate, existing)
+        twin = same[0].id if same else twins.get(number) or _near(candidate, existing)
         if twin is not None:
             proposal.known.append((candidate, twin))
             continue
@@ -131,6 +134,25 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
 _STOP = set("a an the to of in on for and or is are be it its this that we use with by as at here "
             "repo repository project codebase remember that please always never don't do not no it's".split())
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*|[\u4e00-\u9fff]")
+
+
+def _detected(existing: list[Memory], candidates: list[Candidate]) -> dict[int, str]:
+    """Candidate number → the memory reflect's duplicate detector pairs it with (words only:
+    a candidate has no vector yet). One detector over the store and the candidates."""
+    if not existing or not candidates:
+        return {}
+    from memgit.duplicates import Detector
+
+    probes = {f"capture-candidate-{n}": n for n in range(len(candidates))}
+    memories = [Memory(id=pid, title=c.title, body=c.body, kind=c.kind, files=c.files, symbols=c.symbols)
+                for pid, c in zip(probes, candidates)]
+    known = {m.id for m in existing}
+    found: dict[int, str] = {}
+    for pair in Detector([*existing, *memories]).duplicates(list(probes)):
+        for probe, other in ((pair.a, pair.b), (pair.b, pair.a)):
+            if probe in probes and other in known:
+                found[probes[probe]] = other
+    return found
 
 
 def _words(text: str) -> set[str]:

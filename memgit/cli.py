@@ -490,6 +490,79 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{key + ':':<18} {value}")
 
 
+def _names(values: Sequence[str]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+@cli.command()
+@click.option("--apply", "apply_", is_flag=True, help="Commit every proposal (one commit).")
+@click.option("--split", is_flag=True, help="With --apply or --branch: one commit per proposal.")
+@click.option("--branch", metavar="NAME", help="Commit the proposals on a new branch NAME from HEAD; "
+              "the current branch and working tree are left alone.")
+@click.option("--check", is_flag=True, help="Exit 1 when there is anything to propose (for CI).")
+@click.option("--only", multiple=True, metavar="KINDS",
+              help="Only these kinds of proposal, comma-separated: duplicates, supersessions, stale, "
+                   "eviction, promotion, hygiene.")
+@click.option("--exclude", multiple=True, metavar="IDS", help="Leave these memories alone (comma-separated).")
+@json_option
+@click.pass_context
+def reflect(ctx: click.Context, apply_: bool, split: bool, branch: str | None, check: bool,
+            only: Sequence[str], exclude: Sequence[str], as_json: bool) -> None:
+    """Propose changes that keep memory healthy, as a summary and a diff.
+
+    Merges duplicates, archives superseded, stale or unused memories, fixes renamed file
+    anchors and pins what is used; each proposal says why, with its evidence. Changes
+    nothing unless --apply or --branch.
+    """
+    if split and not (apply_ or branch):
+        raise MemgitError("--split needs --apply or --branch")
+    outcome = _open(ctx).reflect(only=_names(only), exclude=_names(exclude), apply=apply_, split=split,
+                                 branch=branch)
+    found = outcome.reflection
+    if as_json:
+        _json({**found.to_dict(), "commits": list(outcome.commits), "branch": outcome.branch})
+    else:
+        click.echo(found.summary())
+        diff = found.diff()
+        if diff:
+            click.echo(diff, nl=False)
+    if outcome.commits:
+        where = f" on branch {outcome.branch}" if outcome.branch else ""
+        click.echo(f"committed {len(outcome.commits)} commit(s){where}: "
+                   f"{', '.join(c[:10] for c in outcome.commits)}", err=True)
+    if check and found.proposals:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--used", "verdict", flag_value="used", help="The memory helped.")
+@click.option("--ignored", "verdict", flag_value="ignored", help="It was recalled but not needed.")
+@click.option("--wrong", "verdict", flag_value="wrong", help="It was wrong or misleading.")
+@click.option("--session", metavar="ID", help="The agent session (default $MEMGIT_SESSION, else today).")
+@click.pass_context
+def feedback(ctx: click.Context, ref: str, verdict: str | None, session: str | None) -> None:
+    """Record whether a recalled memory was used, ignored or wrong (kept locally, never committed)."""
+    if verdict is None:
+        raise MemgitError("say how the memory did: --used, --ignored or --wrong")
+    record = _open(ctx).feedback(ref, verdict, session=session)
+    click.echo(f"{record['id']} {record['verdict']}")
+
+
+@cli.command()
+@click.option("--since", metavar="PERIOD", help="Only recalls, feedback and new memories since then (30d, 2w, a date).")
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, since: str | None, as_json: bool) -> None:
+    """Memory health: hit rate, freshness of used memories, repeat explanations, counts."""
+    info = _open(ctx).stats(since=since)
+    if as_json:
+        _json(info)
+        return
+    for key, value in info.items():
+        click.echo(f"{key + ':':<24} {value}")
+
+
 from memgit.cli_capture import capture  # noqa: E402 - the command lives in its own module
 
 cli.add_command(capture)

@@ -37,7 +37,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     --apply nothing is written: the proposal is printed as a diff of the memory files plus a
     summary. Secrets are redacted, and what the store already knows is left out.
     """
-    from memgit import proposals
+    from memgit import captures
     from memgit.cli import _json, _open
 
     obj = ctx.find_root().obj or {}
@@ -47,7 +47,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         from memgit.api import open as open_store
 
         start = obj.get("path", ".")
-        proposals.from_hook(lambda: open_store(start, memory_dir=obj.get("memory_dir"), warn=lambda _m: None),
+        captures.from_hook(lambda: open_store(start, memory_dir=obj.get("memory_dir"), warn=lambda _m: None),
                             transcript or "", start)
         return
     if branch is not None and not do_apply:
@@ -55,7 +55,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     mem = _open(ctx)
     if pending:
         if transcript is None:
-            items = proposals.pending(mem)
+            items = captures.pending(mem)
             if as_json:
                 _json(items)
                 return
@@ -65,7 +65,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
             if not items:
                 click.echo("no pending proposals", err=True)
             return
-        proposal = proposals.load_pending(mem, transcript)
+        proposal = captures.load_pending(mem, transcript)
     else:
         if (transcript is None) == (last is None):
             raise click.UsageError("give a transcript PATH or --last claude|codex")
@@ -80,12 +80,12 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         if as_json:
             _json(proposal.to_dict(mem))
         else:
-            sys.stdout.write(proposals.render(mem, proposal))
+            sys.stdout.write(captures.render(mem, proposal))
         return
-    result = proposals.apply(mem, proposal, branch=(branch or f"memory/capture-{proposal.id}")
+    result = captures.apply(mem, proposal, branch=(branch or f"memory/capture-{proposal.id}")
                              if branch is not None else None)
     if pending:
-        proposals.drop_pending(mem, proposal.id)
+        captures.drop_pending(mem, proposal.id)
     _report(result, as_json)
 
 

@@ -50,6 +50,16 @@ DEFAULT_TOML = """\
 # budget = 600              # tokens for all of it, header included
 # per_memory = 200          # tokens per memory: title, id and anchors kept, body cut at a word
 # min_score = 0.25          # relevance floor for injection
+
+[reflect]
+# What 'memgit reflect' proposes:
+# evict_confidence = 0.35   # archive a memory under this confidence...
+# evict_days = 30           # ...not recalled for this many days (none since its update)
+# checkpoint_ttl_days = 7   # archive checkpoints not updated for this many days
+# max_checkpoints = 100     # beyond this many active checkpoints, archive the least recalled
+# stale_confidence_drop = 0.2  # confidence lost when a memory's file or symbol is gone
+# pin_sessions = 3          # pin a memory marked used in this many sessions
+# unpin_days = 90           # unpin a pinned memory not used or recalled for this many days
 """
 
 
@@ -73,6 +83,13 @@ class Config:
     inject_budget: int = 600
     inject_per_memory: int = 200
     inject_min_score: float = 0.25
+    reflect_evict_confidence: float = 0.35
+    reflect_evict_days: int = 30
+    reflect_checkpoint_ttl_days: int = 7
+    reflect_max_checkpoints: int = 100
+    reflect_stale_confidence_drop: float = 0.2
+    reflect_pin_sessions: int = 3
+    reflect_unpin_days: int = 90
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property

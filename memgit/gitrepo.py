@@ -313,6 +313,70 @@ def untracked(repo: Repo, under: Path) -> list[str]:
     return [p.removeprefix(prefix) for p in result.stdout.split("\0") if p]
 
 
+def renames(repo: Repo) -> list[tuple[str, str, str]]:
+    """Files git sees renamed (its rename detection) in HEAD's history, oldest first, as
+    `(old, new, committer date)` with paths from the repository root."""
+    result = _run(["log", "-M", "--diff-filter=R", "--name-status", "--format=%x1e%cI", "--reverse"], repo.root)
+    out = []
+    for record in result.stdout.split("\x1e")[1:]:
+        date, _, rest = record.partition("\n")
+        for line in rest.splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3 and parts[0].startswith("R"):
+                out.append((parts[1], parts[2], date.strip()))
+    return out
+
+
+def dirty(repo: Repo, under: Path) -> list[str]:
+    """Paths under `under` with changes not committed (staged, unstaged or untracked)."""
+    rel = os.path.relpath(under, repo.root)
+    result = _run(["status", "--porcelain", "-z", "--untracked-files=all", "--", rel], repo.root)
+    return [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
+
+
+def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[str, bytes | None]]]) -> list[str]:
+    """Create `branch` from HEAD with one commit per `(message, {path: content or None})`,
+    without touching the current branch, the working tree or the index.
+
+    Built with plumbing in a temporary index file (`read-tree`, `update-index`,
+    `write-tree`, `commit-tree`), so the commits hold exactly these files; commit hooks do
+    not run. The branch ref is created only if it does not exist. Returns the commits' shas.
+    """
+    check = _run(["check-ref-format", "--branch", branch], repo.root)
+    if check.returncode != 0 or branch.startswith("-"):
+        raise MemgitError(f"{branch!r} is not a valid branch name")
+    if _run(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], repo.root).returncode == 0:
+        raise MemgitError(f"branch {branch!r} already exists; choose another name or delete it first")
+    head = _run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], repo.root).stdout.strip()
+    if not head:
+        raise MemgitError("the repository has no commits yet; commit something first")
+    with tempfile.TemporaryDirectory(prefix="memgit-branch-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+
+        def git(*args: str, data: bytes | None = None) -> str:
+            done = subprocess.run(["git", "--literal-pathspecs", *args], cwd=repo.root, env=env,
+                                  input=data, capture_output=True, check=False)
+            if done.returncode != 0:
+                raise MemgitError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+            return done.stdout.decode().strip()
+
+        git("read-tree", head)
+        parent = head
+        shas = []
+        for message, files in commits:
+            for path, content in files.items():
+                if content is None:
+                    git("update-index", "--force-remove", "--", path)
+                else:
+                    blob = git("hash-object", "-w", "--stdin", data=content)
+                    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+            tree = git("write-tree")
+            parent = git("commit-tree", tree, "-p", parent, "-m", message)
+            shas.append(parent)
+        git("update-ref", f"refs/heads/{branch}", parent, "0" * 40)
+    return shas
+
+
 def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:
     """The order in which git first committed each file (0 first; one commit, one number); a
     file never committed is left out. Tells a memory file from a later copy of it."""

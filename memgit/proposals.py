@@ -1,184 +1,131 @@
-"""A capture proposal shown, applied, or kept for later (the session-end hand-off).
+"""What `memgit reflect` proposes, and how it is shown: a Markdown summary and a diff.
 
-Applying never commits into the user's branch behind their back: by default the memory files
-are written and staged (`git add`), for the user to commit with their work; with a branch
-name they are committed on that new branch, built from HEAD without touching the current
-branch, the index or the working tree.
-
-Pending proposals live in `<git-dir>/memgit/capture/<id>.json`; the hook's one-line log is
-`<git-dir>/memgit/capture.log`.
+A `Proposal` is one change (or, with no file changes, a finding for a person), with what,
+why and the evidence; a `Reflection` is every proposal of one run, with the files as they
+were, so that its `diff()` is a unified diff over the memory folder that `git apply`
+accepts and its `summary()` Markdown a pull request can carry.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
-import os
-import time
-from dataclasses import replace
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
-
-from memgit import gitrepo
-from memgit.capture import Proposal, plan, propose
-from memgit.errors import MemgitError
-from memgit.extract import Candidate
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 
-def render(mem: Any, proposal: Proposal) -> str:
-    """The proposal as a unified diff over the memory folder, then a Markdown summary."""
-    parts = []
-    for memory in proposal.memories:
-        rel = mem.rel_path(memory)
-        text = mem.writer.text_of(memory)
-        diff = difflib.unified_diff([], text.splitlines(keepends=True), "/dev/null", "b/" + rel)
-        parts.append("".join(diff))
-    n = len(proposal.memories)
-    lines = ["", f"## Capture of {Path(proposal.transcript).name} ({proposal.format}, {proposal.lines} lines"
-             + (f", {proposal.skipped} skipped" if proposal.skipped else "") + ")", ""]
-    if n:
-        lines.append(f"{n} new {'memory' if n == 1 else 'memories'}:")
-        lines.append("")
-        for candidate, memory in zip(proposal.candidates, proposal.memories):
-            where = ", ".join(map(str, candidate.evidence[:6]))
-            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})")
-    else:
-        lines.append("Nothing new to remember.")
-    if proposal.known:
-        lines += ["", "Already known:"]
-        lines += [f"- {c.title} (line {c.evidence[0]}) is {mid}" for c, mid in proposal.known]
-    if proposal.dropped:
-        lines += ["", "Left out:"]
-        lines += [f"- line {c.evidence[0]}: {why}" for c, why in proposal.dropped]
-    if proposal.redacted:
-        lines += ["", f"{proposal.redacted} likely secret(s) replaced by `[secret redacted]`."]
-    lines += ["", "Nothing was written." if n else ""]
-    return "".join(parts) + "\n".join(lines).rstrip() + "\n"
+@dataclass(frozen=True)
+class FileChange:
+    """A memory file's new text (`text`), or its deletion (`text` None). `path` is
+    relative to the memory folder."""
+
+    path: str
+    text: str | None
 
 
-def apply(mem: Any, proposal: Proposal, *, branch: str | None = None) -> dict[str, Any]:
-    """Write the proposed files: staged, or committed on the new branch `branch`."""
-    repo = mem.writer.repo()
-    message = f"memory: capture {len(proposal.memories)} memories from {Path(proposal.transcript).name}"
-    with mem.writer.writing():
-        plan(mem, proposal, proposal.candidates + [])  # the store may have changed since proposing
-        memories = proposal.memories
-        if not memories:
-            _log_restated(mem, proposal)
-            return {"written": [], "branch": None, "commit": None}
-        if branch:
-            files = {mem.rel_path(m): mem.writer.text_of(m).encode() for m in memories}
-            sha = gitrepo.commit_on_new_branch(repo, branch, files, message)
-            _log_restated(mem, proposal)
-            return {"written": sorted(files), "branch": branch, "commit": sha}
-        change = mem.writer.change(message, commit=False)
-        for memory in memories:
-            change.write(memory.path, mem.writer.text_of(memory))
-        mem.writer.land(change)
-    _log_restated(mem, proposal)
-    return {"written": [mem.rel_path(m) for m in memories], "branch": None, "commit": None}
+@dataclass(frozen=True)
+class Proposal:
+    """One change reflect proposes (or, with no `changes`, a finding for a person)."""
+
+    kind: str  # merge, supersede, conflict, rename-anchor, review-anchor, archive, pin, unpin, hygiene
+    category: str
+    ids: tuple[str, ...]
+    what: str
+    reason: str
+    evidence: tuple[str, ...] = ()
+    changes: tuple[FileChange, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "category": self.category,
+            "ids": list(self.ids),
+            "what": self.what,
+            "reason": self.reason,
+            "evidence": list(self.evidence),
+            "changes": [{"path": c.path, "delete": c.text is None, "text": c.text} for c in self.changes],
+        }
 
 
-def _log_restated(mem: Any, proposal: Proposal) -> None:
-    if not proposal.known or mem.repo is None:
-        return
-    log = mem.repo.git_dir / "memgit" / "restated.jsonl"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    with open(log, "a", encoding="utf-8") as handle:
-        for candidate, mid in proposal.known:
-            handle.write(json.dumps({"time": stamp, "memory": mid, "transcript": proposal.transcript,
-                                     "line": candidate.evidence[0]}) + "\n")
+@dataclass(frozen=True)
+class Reflection:
+    """Every proposal, the malformed files left alone, and the files as they are now."""
+
+    proposals: tuple[Proposal, ...]
+    problems: tuple[str, ...]
+    before: Mapping[str, str] = field(default_factory=dict, compare=False)
+    prefix: str = ".memory/"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> dict[str, str | None]:
+        """Each changed file's final text (None: deleted), in the order first touched."""
+        out: dict[str, str | None] = {}
+        for proposal in self.proposals:
+            for change in proposal.changes:
+                out[change.path] = change.text
+        return out
+
+    @property
+    def actionable(self) -> tuple[Proposal, ...]:
+        return tuple(p for p in self.proposals if p.changes)
+
+    def diff(self) -> str:
+        """A unified diff over the memory folder that `git apply` accepts."""
+        return unified_diff(self.before, self.changes, self.prefix)
+
+    def summary(self) -> str:
+        """Markdown for a pull request: per proposal, what, why and the evidence."""
+        lines = [
+            f"## memgit reflect: {len(self.actionable)} change(s) proposed, "
+            f"{len(self.proposals) - len(self.actionable)} for a person to review",
+            "",
+        ]
+        for number, p in enumerate(self.proposals, 1):
+            mark = "" if p.changes else " (no change: for review)"
+            lines.append(f"{number}. **{p.kind}** {', '.join(f'`{i}`' for i in p.ids)}: {p.what}{mark}")
+            lines.append(f"   - why: {p.reason}")
+            for item in p.evidence:
+                lines.append(f"   - evidence: {item}")
+        for problem in self.problems:
+            lines.append(f"- malformed, left alone: {problem} (see `memgit lint`)")
+        for note in self.notes:
+            lines.append(f"- note: {note}")
+        if not self.proposals and not self.problems:
+            lines.append("Nothing to propose: memory looks healthy.")
+        return "\n".join(lines) + "\n"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "proposals": [p.to_dict() for p in self.proposals],
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+        }
 
 
-# -- pending proposals -------------------------------------------------------------------------
-
-def _folder(mem: Any) -> Path:
-    repo = mem.writer.repo()
-    return repo.git_dir / "memgit" / "capture"
-
-
-def save_pending(mem: Any, proposal: Proposal) -> Path:
-    folder = _folder(mem)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{proposal.id}.json"
-    data = proposal.to_dict(mem)
-    data["created"] = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def pending(mem: Any) -> list[dict[str, Any]]:
-    """The proposals the session-end hook left, newest first."""
-    folder = _folder(mem)
-    out = []
-    for path in folder.glob("*.json") if folder.is_dir() else ():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+def unified_diff(before: Mapping[str, str], after: Mapping[str, str | None], prefix: str) -> str:
+    out: list[str] = []
+    for rel, new in after.items():
+        old = before.get(rel)
+        if old == new:
             continue
-        if isinstance(data, dict) and isinstance(data.get("candidates"), list):
-            out.append(data)
-    return sorted(out, key=lambda d: str(d.get("created", "")), reverse=True)
+        path = prefix + rel
+        out.append(f"diff --git a/{path} b/{path}\n")
+        if new is None:
+            out.append("deleted file mode 100644\n")
+        elif old is None:
+            out.append("new file mode 100644\n")
+        for line in difflib.unified_diff(
+            _lines(old),
+            _lines(new),
+            fromfile=f"a/{path}" if old is not None else "/dev/null",
+            tofile=f"b/{path}" if new is not None else "/dev/null",
+            n=3,
+        ):
+            if not line.endswith("\n"):
+                line += "\n\\ No newline at end of file\n"
+            out.append(line)
+    return "".join(out)
 
 
-def load_pending(mem: Any, ref: str) -> Proposal:
-    """A pending proposal by id (or unique id prefix), planned again against the store."""
-    matches = [d for d in pending(mem) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
-    if len(matches) != 1:
-        found = ", ".join(str(d.get("id")) for d in pending(mem)) or "none"
-        raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); "
-                          "see 'memgit capture --pending'")
-    data = matches[0]
-    candidates = [Candidate(c["kind"], c["title"], c["body"], c["source"], float(c["confidence"]),
-                            tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
-                            tuple(c.get("symbols", ())), tuple(c.get("tags", ("captured",))))
-                  for c in data["candidates"]]
-    proposal = Proposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
-                        str(data.get("session_id", "")), int(data.get("lines", 0)),
-                        int(data.get("skipped_lines", 0)), [])
-    plan(mem, proposal, candidates)
-    return proposal
-
-
-def drop_pending(mem: Any, proposal_id: str) -> None:
-    (_folder(mem) / f"{proposal_id}.json").unlink(missing_ok=True)
-
-
-def from_hook(mem_open: Any, transcript: str, start: str = ".") -> int:
-    """The session-end hand-off: propose, keep the proposal as pending, log one line. Never
-    raises; returns the number of memories proposed (-1 on failure)."""
-    started = time.monotonic()
-    log_dir: Path | None = None
-    try:
-        found = gitrepo.find(Path(start).resolve())
-        log_dir = found.git_dir / "memgit" if found is not None else None
-    except Exception:  # noqa: BLE001 - not even a repository: nowhere to log
-        pass
-    try:
-        mem = mem_open()
-        log_dir = mem.writer.repo().git_dir / "memgit"
-        proposal = propose(mem, transcript)
-        if proposal.memories:
-            save_pending(mem, replace(proposal))
-        _log(log_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
-                      f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
-                      + (f"; see 'memgit capture --pending {proposal.id}'" if proposal.memories else ""))
-        return len(proposal.memories)
-    except BaseException as exc:  # noqa: BLE001 - a hook fails open, whatever happened
-        if log_dir is not None:
-            _log(log_dir, f"{transcript}: capture failed: {exc}")
-        return -1
-
-
-def _log(folder: Path, line: str) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-        with open(folder / "capture.log", "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {' '.join(line.split())}\n")
-    except OSError:
-        pass
+def _lines(text: str | None) -> list[str]:
+    return [] if text is None else text.splitlines(keepends=True)

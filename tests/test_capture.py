@@ -401,3 +401,19 @@ def test_usage_errors(store: Path) -> None:
     assert run(store, "capture").exit_code == 2
     assert run(store, "capture", str(CLAUDE), "--last", "claude").exit_code == 2
     assert run(store, "capture", str(CLAUDE), "--branch", "x").exit_code == 2
+
+
+def test_restatements_found_by_reflects_duplicate_detector() -> None:
+    from memgit.capture import _detected
+    from memgit.extract import Candidate
+    from memgit.memory import Memory
+
+    store = [Memory(id="m-1", title="Format code with ruff format; black is not used here"),
+             Memory(id="m-2", title="parse_config returns a tuple (path, Config)",
+                    body="Callers need to know which file was loaded."),
+             Memory(id="m-3", title="Login tests need the fake clock")]
+    said = [Candidate("convention", "We use ruff format, not black", "We use ruff format, not black.", "user", 0.9, (1,)),
+            Candidate("convention", "parse_config returns a tuple (path, Config)",
+                      "Remember that parse_config returns a tuple (path, Config).", "user", 0.9, (2,)),
+            Candidate("preference", "Never push to main", "Never push to main.", "user", 0.9, (3,))]
+    assert _detected(store, said) == {0: "m-1", 1: "m-2"}
