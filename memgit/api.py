@@ -470,6 +470,12 @@ class Memgit:
             self.index.embed_pending(progress=embed_progress)
         return report
 
+    def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> Any:
+        """Memories a session transcript suggests (`memgit.capture.Proposal`); writes nothing."""
+        from memgit.capture import propose
+
+        return propose(self, transcript, llm_cmd=llm_cmd)
+
     # -- recall: the index hangs here -----------------------------------------------------
 
     def index_path(self) -> Path:

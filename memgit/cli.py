@@ -563,6 +563,11 @@ def stats(ctx: click.Context, since: str | None, as_json: bool) -> None:
         click.echo(f"{key + ':':<24} {value}")
 
 
+from memgit.cli_capture import capture  # noqa: E402 - the command lives in its own module
+
+cli.add_command(capture)
+
+
 def main() -> None:
     cli(prog_name="memgit")
 

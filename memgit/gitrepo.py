@@ -479,3 +479,16 @@ def staged(repo: Repo, under: str) -> list[str]:
     result = _run(["-c", "core.quotePath=false", "diff", "--cached", "--name-only", "--diff-filter=ACMR", "-z",
                    "--", under], repo.root)
     return [p for p in result.stdout.split("\0") if p]
+
+
+def changed_between(repo: Repo, since: str, until: str) -> list[str]:
+    """Files changed by the commits made between two times (ISO 8601), oldest first."""
+    result = _run(["-c", "core.quotePath=false", "log", "--reverse", f"--since={since}", f"--until={until}",
+                   "--format=", "--name-only"], repo.root)
+    return list(dict.fromkeys(line for line in result.stdout.splitlines() if line)) if result.returncode == 0 else []
+
+
+def commit_on_new_branch(repo: Repo, branch: str, files: dict[str, bytes], message: str) -> str:
+    """Commit `files` (paths relative to the root) on top of HEAD as the new branch `branch`,
+    leaving the current branch, the index and the working tree alone (`commit_on_branch`)."""
+    return commit_on_branch(repo, branch, [(message, dict(files))])[-1]

@@ -1,0 +1,70 @@
+"""Where agents keep their session transcripts, and the newest one of a repository.
+
+- Claude Code: `$CLAUDE_CONFIG_DIR` or `~/.claude`, then `projects/<path>/<session>.jsonl`,
+  where `<path>` is the project's absolute path with every character that is not a letter or a
+  digit replaced by `-` (cut to 200 characters plus a hash for long paths: matched by prefix).
+- Codex: `$CODEX_HOME` or `~/.codex`, then `sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`;
+  the first line (`session_meta`) names the folder the session ran in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from memgit.errors import MemgitError
+
+AGENTS = ("claude", "codex")
+_CODEX_SCAN = 500  # rollouts looked at, newest first: older ones are not "the last session"
+
+
+def newest(agent: str, root: Path) -> Path:
+    """The newest transcript `agent` wrote for the repository at `root`."""
+    if agent == "claude":
+        found = _claude(root)
+    elif agent == "codex":
+        found = _codex(root)
+    else:
+        raise MemgitError(f"unknown agent {agent!r}; use one of {', '.join(AGENTS)}")
+    if found is None:
+        raise MemgitError(f"no {agent} session found for {root}; give the transcript's path instead")
+    return found
+
+
+def claude_dir_name(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
+
+
+def _claude(root: Path) -> Path | None:
+    home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    name = claude_dir_name(root)
+    folders = [home / name]
+    if len(name) > 200 and home.is_dir():
+        folders = [p for p in home.iterdir() if p.name.startswith(name[:200])]
+    files = [f for folder in folders if folder.is_dir() for f in folder.glob("*.jsonl") if f.is_file()]
+    return max(files, key=lambda f: f.stat().st_mtime_ns, default=None)
+
+
+def _codex(root: Path) -> Path | None:
+    sessions = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
+    if not sessions.is_dir():
+        return None
+    files = sorted(sessions.glob("*/*/*/rollout-*.jsonl"), key=lambda f: f.name, reverse=True)
+    for path in files[:_CODEX_SCAN]:
+        cwd = _codex_cwd(path)
+        if cwd is not None and (cwd == root or root in cwd.parents):
+            return path
+    return None
+
+
+def _codex_cwd(path: Path) -> Path | None:
+    try:
+        with open(path, "rb") as handle:
+            first = json.loads(handle.readline(1_000_000) or b"{}")
+    except (OSError, ValueError):
+        return None
+    payload = first.get("payload") if isinstance(first, dict) else None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return Path(os.path.realpath(cwd)) if isinstance(cwd, str) and cwd else None
