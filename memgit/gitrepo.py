@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from memgit.errors import MemgitError
+from memgit.errors import MemgitError, NotStaged
 
 LOCK_RETRY_SECONDS = 15.0
 
@@ -190,7 +190,7 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
     spec = ["--pathspec-from-file=-", "--pathspec-file-nul"]
     status, _, err = _execute(repo, ["add", "--all", *spec], stdin=pathspec)
     if status != 0:
-        raise MemgitError(f"git add failed: {err.strip()}")
+        raise NotStaged(f"git add failed: {err.strip()}")
     if stage_only:
         return None
     # `--only` commits these paths' working-tree state and leaves the user's other staged
@@ -305,6 +305,14 @@ def untracked(repo: Repo, under: Path) -> list[str]:
     result = _run(["ls-files", "--others", "--exclude-standard", "-z", "--", rel], repo.root)
     prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
     return [p.removeprefix(prefix) for p in result.stdout.split("\0") if p]
+
+
+def changed(repo: Repo, under: Path) -> list[str]:
+    """Tracked files under `under` (staged or not) that differ from HEAD, relative to `under`."""
+    rel = os.path.relpath(under, repo.root)
+    result = _run(["diff", "HEAD", "--name-only", "-z", "--", rel], repo.root)
+    prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+    return [p.removeprefix(prefix) for p in result.stdout.split("\0") if p] if result.returncode == 0 else []
 
 
 def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:

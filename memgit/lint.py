@@ -23,8 +23,10 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     problems = list(loaded.problems)
     to_fix: list[str] = []
     for memory in loaded.memories:  # files without an id, and copies: write their path id
-        if memory.path in loaded.copies or not fmt.declares_id(store.path_of(memory.path).read_bytes()):
-            to_fix.append(memory.path)
+        data = store.path_of(memory.path).read_bytes()
+        if memory.path in loaded.copies or not fmt.declares_id(data):
+            if _utf8(data):  # a file that is not UTF-8 is reported; writing it back would lose bytes
+                to_fix.append(memory.path)
         for secret in find_in_memory(memory):
             problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
     if fix and (to_fix or writer.interrupted()):
@@ -34,10 +36,19 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
                 change.write(rel, with_id(store, rel, fmt.path_id(rel)))
             writer.land(change)
         # A copy given its own id is a copy no more.
-        problems = [p for p in problems if p.path not in loaded.copies or not p.message.startswith("duplicate id")]
+        fixed = set(to_fix) & set(loaded.copies)
+        problems = [p for p in problems if p.path not in fixed or not p.message.startswith("duplicate id")]
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
@@ -57,4 +68,9 @@ def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
         else:
             why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
         problems.append(Problem(rel, 0, why))
+    if interrupted is not None:  # staged or edited files of the change are tracked, yet not committed
+        reported = {p.path for p in problems}
+        for rel in sorted((pending & set(gitrepo.changed(repo, writer.memory_dir))) - reported):
+            problems.append(Problem(rel, 0, f"changed by an interrupted {interrupted.summary} and not committed; "
+                                            "the next memgit write (or 'memgit lint --fix') finishes it"))
     return problems
