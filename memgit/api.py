@@ -452,6 +452,13 @@ class Memgit:
                 taken.add(rel)
                 change.write(rel, fmt.dump(replace(memory, path=rel)))
             report.commit = self.writer.land(change)
+            if report.present and commit:
+                # An earlier run wrote them but its commit failed (a hook): this run finishes it.
+                present = set(report.present_ids)
+                paths = [self.memory_dir / m.path for m in existing if m.id in present]
+                todo = gitrepo.not_committed(self.writer.repo(), [p for p in paths if p.exists()], self.memory_dir)
+                if todo:
+                    report.commit = self.writer.commit(todo, f"memory: import {len(todo)} memories", commit)
         if memories:
             self.index.embed_pending(progress=embed_progress)
         return report

@@ -82,3 +82,49 @@ def test_a_stale_index_lock_does_not_lose_the_change(repo: Path, monkeypatch: py
     assert git(repo, "status", "--porcelain", "--", ".memory") == ""
     assert "memory: import 20 memories" in git(repo, "log", "--format=%s")
     assert len(mem.list()) == 21
+
+
+def test_an_import_rerun_after_a_rejected_commit_commits_it(repo: Path) -> None:
+    """The error says 'fix the cause and run the command again': the re-run must commit the
+    files the first run wrote and staged, as `remember` does, not just say 'already present'."""
+    mem = memgit.open(repo, warn=lambda m: None)
+    mem.init()
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\necho rejected by policy\nexit 1\n")
+    hook.chmod(0o755)
+    lines = _lines(5).splitlines() + [json.dumps({"title": "no id here", "body": "from another tool"})]
+    with pytest.raises(MemgitError, match="rejected by policy"):
+        mem.import_jsonl(lines)
+    hook.unlink()
+    report = mem.import_jsonl(lines)
+    assert report.imported == 0 and report.present == 6
+    assert report.commit is not None
+    assert git(repo, "status", "--porcelain", "--", ".memory") == ""
+    assert len(git(repo, "ls-files", ".memory").split()) == 7  # with config.toml
+
+
+def test_a_write_still_running_is_not_reported_as_interrupted(repo: Path, tmp_path: Path) -> None:
+    """A teammate's agent is inside a slow commit hook: status and lint must not tell the user
+    that its change was interrupted (it holds the write lock, and will finish by itself)."""
+    mem = memgit.open(repo, warn=lambda m: None)
+    mem.init()
+    marker, release = tmp_path / "in-hook", tmp_path / "release"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch '{marker}'\nwhile [ ! -e '{release}' ]; do sleep 0.05; done\n")
+    hook.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-m", "memgit", "-C", str(repo), "remember", "a slow one"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists()
+        assert mem.status()["interrupted_change"] is None
+        assert not [p for p in mem.lint() if "interrupted" in p.message]
+    finally:
+        release.touch()
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert mem.status()["interrupted_change"] is None
