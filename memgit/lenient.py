@@ -84,7 +84,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         value = meta.get(name)
         if value is None or value == "":
             continue
-        text_value, message = as_text(name, value, raw_value(front, name) if isinstance(value, bool) else "")
+        text_value, message = as_text(name, value, raw_value(front, name) if isinstance(value, (bool, int, float)) else "")
         flag(name, message)
         if text_value:
             values[name] = text_value
@@ -213,6 +213,9 @@ def as_text(name: str, value: Any, raw: str = "") -> tuple[str | None, str | Non
     if isinstance(value, bool):
         return raw or str(value).lower(), f"'{name}' must be text, not a yes/no value; quote it"
     if isinstance(value, (int, float)):
+        written = re.sub(r"\s+#.*$", "", raw).strip()
+        if written and written != str(value):  # 0x1F, 1_000, 1.50: YAML read a number, the writer meant text
+            return written, f"'{name}' {written} reads as the number {value} in YAML: quote it ('{written}')"
         return str(value), None
     if isinstance(value, str):
         if not value.strip():

@@ -36,3 +36,13 @@ def test_lint_fix_skips_a_file_that_is_not_utf8(repo: Path, mem) -> None:  # typ
     problems = mem.lint(fix=True)  # used to crash with UnicodeDecodeError
     assert any("UTF-8" in p.message for p in problems)
     assert path.read_bytes() == data
+
+
+def test_an_id_yaml_reads_as_a_number_keeps_its_written_text(repo: Path, mem) -> None:  # type: ignore[no-untyped-def]
+    """`id: 0x1F` is the number 31 to YAML: the memory was unreachable as `0x1F` and lint was silent."""
+    (repo / ".memory" / "hex.md").write_text("---\nid: 0x1F\ntitle: version 1.10  \n---\nbody\n")
+    (repo / ".memory" / "ver.md").write_text("---\nid: v-110\ntitle: 1.10\n---\nbody\n")
+    assert mem.get("0x1F").title == "version 1.10"
+    assert mem.get("v-110").title == "1.10"
+    messages = [p.message for p in mem.lint()]
+    assert any("0x1F" in m and "quote" in m for m in messages), messages
