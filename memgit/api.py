@@ -356,8 +356,12 @@ class Memgit:
         with self.writer.writing() as repo:
             memory = self.get(ref)
             if hard:
-                if not gitrepo.tracked(repo, self.memory_dir / memory.path):
+                path = self.memory_dir / memory.path
+                if not gitrepo.committed(repo, path):
+                    staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
                     self.store.delete(memory.path)
+                    if staged:
+                        gitrepo.commit(repo, [path], "", stage_only=True)
                     self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
                     return memory
                 change = self.writer.change(f'memory: forget "{_short(memory.title)}" (deleted)', commit)

@@ -8,7 +8,8 @@ teammate's clone would not have it.
 from __future__ import annotations
 
 from memgit import gitrepo
-from memgit.credentials import find_in_memory
+from memgit.credentials import find_in_memory, find_secrets
+from memgit.lenient import raw_value
 from memgit import memory as fmt
 from memgit.memory import Problem
 from memgit.patch import with_id
@@ -29,6 +30,7 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
                 to_fix.append(memory.path)
         for secret in find_in_memory(memory):
             problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
+        problems.extend(_secrets_in_replaced_fields(memory.path, data))
     if fix and (to_fix or writer.interrupted()):
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
@@ -40,6 +42,25 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
         problems = [p for p in problems if p.path not in fixed or not p.message.startswith("duplicate id")]
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     problems.sort(key=lambda p: (p.path, p.line))
+    return problems
+
+
+# Fields whose written value liberal reading may replace (an unknown kind is read as `fact`):
+# the memory no longer holds what the file says, so the file's own text is checked.
+_REPLACED = ("kind", "source", "status", "confidence", "created", "updated", "expires")
+
+
+def _secrets_in_replaced_fields(rel: str, data: bytes) -> list[Problem]:
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return []
+    end = text.find("\n---", 3)
+    front = text[3: end if end != -1 else len(text)]  # from the newline after the first '---'
+    problems = []
+    for name in _REPLACED:
+        for secret in find_secrets(raw_value(front, name))[:1]:
+            line = front.count("\n", 0, front.find(f"\n{name}") + 1) + 1
+            problems.append(Problem(rel, line, f"looks like a secret in {name}: {secret.pattern} ({secret.excerpt})"))
     return problems
 
 

@@ -143,3 +143,14 @@ def test_reimport_after_editing_an_imported_memory_does_not_bring_the_old_text_b
     report = mem.import_jsonl([line])  # the weekly re-import of another tool's export
     assert report.imported == 0
     assert [m.title for m in mem.list()] == ["the api base url is /v2"]
+
+
+def test_forget_hard_of_a_memory_only_staged(repo: Path) -> None:
+    """`remember --no-commit` then `forget --hard`: git cannot commit the deletion of a file it
+    never committed, so memgit must just delete and unstage it, not fail."""
+    mem = memgit.open(repo, warn=lambda m: None)
+    mem.init()
+    staged = mem.remember("a note staged with --no-commit", commit=False).memory
+    mem.forget(staged.id, hard=True)
+    assert mem.list() == []
+    assert git(repo, "status", "--porcelain", "--", ".memory") == ""

@@ -46,3 +46,38 @@ def test_an_id_yaml_reads_as_a_number_keeps_its_written_text(repo: Path, mem) ->
     assert mem.get("v-110").title == "1.10"
     messages = [p.message for p in mem.lint()]
     assert any("0x1F" in m and "quote" in m for m in messages), messages
+
+
+def test_the_secret_gate_scans_the_id(repo: Path, mem) -> None:  # type: ignore[no-untyped-def]
+    """An imported id ends up in the front-matter and in the file name, both pushed."""
+    import json
+
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    report = mem.import_jsonl([json.dumps({"id": token, "title": "a note with a strange id"})])
+    assert report.imported == 0
+    assert any("secret in id" in line for line in report.skipped), report.skipped
+    assert not [p for p in (repo / ".memory").iterdir() if token in p.name]
+    (repo / ".memory" / "hand.md").write_text(f"---\nid: {token}\ntitle: hand-written\n---\nbody\n")
+    assert any("secret in id" in p.message for p in mem.lint())
+
+
+def test_lint_finds_a_secret_in_a_field_that_liberal_reading_replaced(repo: Path, mem) -> None:  # type: ignore[no-untyped-def]
+    """`kind: <token>` is read as `fact`, so the memory no longer holds the token, but the file
+    (pushed to the remote) still does: lint must say so, naming the field."""
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    (repo / ".memory" / "hand.md").write_text(f"---\ntitle: hand-written\nkind: {token}\nexpires: {token}\n---\nbody\n")
+    found = {(p.line, p.message.split(":")[0]) for p in mem.lint() if "secret" in p.message}
+    assert found == {(3, "looks like a secret in kind"), (4, "looks like a secret in expires")}
+
+
+def test_rollback_restores_a_hand_written_file_with_an_odd_field(repo: Path, mem) -> None:  # type: ignore[no-untyped-def]
+    """Hand-written files often have a time without a timezone or a list title: they are read
+    liberally everywhere, and rollback must restore them too (byte for byte), not refuse."""
+    original = b"---\nid: hw-1\ntitle: [Parser, returns, a, tuple]\ncreated: 2023-05-08 13:56\n---\nbody\n"
+    path = repo / ".memory" / "hw.md"
+    path.write_bytes(original)
+    git(repo, "add", ".memory/hw.md")
+    git(repo, "commit", "-q", "-m", "hand-written")
+    mem.update("hw-1", confidence=0.3)
+    mem.rollback("hw-1", "HEAD~1")
+    assert path.read_bytes() == original
