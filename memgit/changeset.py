@@ -94,6 +94,9 @@ class ChangeSet:
     def _save(self, journal: Path) -> None:
         data = {
             "memory_dir": str(self.store.root),
+            # Also from the journal's folder, so that a repository moved (or renamed) after a
+            # kill still finishes the change in its own memory folder, not at the old path.
+            "memory_dir_from_journal": os.path.relpath(self.store.root, journal.parent),
             "message": self.message,
             "commit": self.commit,
             "ops": [{"rel": op.rel, "text": op.text, "before": op.before} for op in self.ops.values()],
@@ -133,7 +136,11 @@ def pending(journal: Path, kinds: tuple[str, ...], *, clean: bool = True) -> Pen
     """
     try:
         data = json.loads(journal.read_bytes())
-        change = ChangeSet(Store(Path(data["memory_dir"]), kinds), str(data["message"]), bool(data["commit"]))
+        relative = data.get("memory_dir_from_journal")
+        root = Path(os.path.normpath(journal.parent / relative)) if relative else Path(data["memory_dir"])
+        if not root.is_dir():
+            raise ValueError(f"{root} is gone")  # nothing of it can be finished here
+        change = ChangeSet(Store(root, kinds), str(data["message"]), bool(data["commit"]))
         for item in data["ops"]:
             op = Op(str(item["rel"]), item["text"], item["before"])
             change.store.path_of(op.rel)

@@ -154,3 +154,32 @@ def test_forget_hard_of_a_memory_only_staged(repo: Path) -> None:
     mem.forget(staged.id, hard=True)
     assert mem.list() == []
     assert git(repo, "status", "--porcelain", "--", ".memory") == ""
+
+
+def test_a_repository_moved_after_a_kill_finishes_the_change_in_place(repo: Path, tmp_path: Path) -> None:
+    """The journal named the memory folder by its absolute path: after `mv project project2`
+    the next write recreated the old folder outside the repository and could not commit."""
+    mem = memgit.open(repo, warn=lambda m: None)
+    mem.init()
+    marker = tmp_path / "in-hook"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch '{marker}'\nsleep 120\n")
+    hook.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-m", "memgit", "-C", str(repo), "remember", "before the move"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    hook.unlink()
+    (repo / ".git" / "index.lock").unlink(missing_ok=True)
+    moved = tmp_path / "moved"
+    repo.rename(moved)
+
+    mem = memgit.open(moved, warn=lambda m: None)
+    mem.remember("after the move")
+    assert not repo.exists()
+    assert sorted(m.title for m in mem.list()) == ["after the move", "before the move"]
+    assert git(moved, "status", "--porcelain") == ""
