@@ -81,3 +81,16 @@ def test_rollback_restores_a_hand_written_file_with_an_odd_field(repo: Path, mem
     mem.update("hw-1", confidence=0.3)
     mem.rollback("hw-1", "HEAD~1")
     assert path.read_bytes() == original
+
+
+def test_lint_and_import_messages_do_not_repeat_a_token(repo: Path, mem) -> None:  # type: ignore[no-untyped-def]
+    """'unknown kind <the token>' printed the credential in full to terminals and CI logs."""
+    import json
+
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    (repo / ".memory" / "hand.md").write_text(f"---\ntitle: hand\nkind: {token}\nconfidence: {token}\n---\nbody\n")
+    messages = [p.message for p in mem.lint()]
+    assert any("unknown kind" in m for m in messages)
+    assert not [m for m in messages if token in m]
+    report = mem.import_jsonl([json.dumps({"title": "t", "expires": token})])
+    assert report.skipped and not [line for line in report.skipped if token in line]
