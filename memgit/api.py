@@ -362,8 +362,12 @@ class Memgit:
         with self.writer.writing() as repo:
             memory = self.get(ref)
             if hard:
-                if not gitrepo.tracked(repo, self.memory_dir / memory.path):
+                path = self.memory_dir / memory.path
+                if not gitrepo.committed(repo, path):
+                    staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
                     self.store.delete(memory.path)
+                    if staged:
+                        gitrepo.commit(repo, [path], "", stage_only=True)
                     self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
                     return memory
                 change = self.writer.change(f'memory: forget "{_short(memory.title)}" (deleted)', commit)
@@ -466,6 +470,13 @@ class Memgit:
                 taken.add(rel)
                 change.write(rel, fmt.dump(replace(memory, path=rel)))
             report.commit = self.writer.land(change)
+            if report.present and commit:
+                # An earlier run wrote them but its commit failed (a hook): this run finishes it.
+                present = set(report.present_ids)
+                paths = [self.memory_dir / m.path for m in existing if m.id in present]
+                todo = gitrepo.not_committed(self.writer.repo(), [p for p in paths if p.exists()], self.memory_dir)
+                if todo:
+                    report.commit = self.writer.commit(todo, f"memory: import {len(todo)} memories", commit)
         if memories:
             self.index.embed_pending(progress=embed_progress)
         return report

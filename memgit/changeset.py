@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from memgit.errors import MemgitError
+from memgit.errors import MemgitError, NotStaged
 from memgit.store import Store
 
 JOURNAL_NAME = "changeset.json"
@@ -89,15 +89,14 @@ class ChangeSet:
             return None
         self._save(journal)
         paths = self._write_all()
-        try:
-            return commit(paths, self.message, self.commit)
-        finally:
-            # Written and (at least) staged: git now holds the change, not the journal.
-            journal.unlink(missing_ok=True)
+        return _commit_then_drop(journal, commit, paths, self.message, self.commit)
 
     def _save(self, journal: Path) -> None:
         data = {
             "memory_dir": str(self.store.root),
+            # Also from the journal's folder, so that a repository moved (or renamed) after a
+            # kill still finishes the change in its own memory folder, not at the old path.
+            "memory_dir_from_journal": os.path.relpath(self.store.root, journal.parent),
             "message": self.message,
             "commit": self.commit,
             "ops": [{"rel": op.rel, "text": op.text, "before": op.before} for op in self.ops.values()],
@@ -137,7 +136,11 @@ def pending(journal: Path, kinds: tuple[str, ...], *, clean: bool = True) -> Pen
     """
     try:
         data = json.loads(journal.read_bytes())
-        change = ChangeSet(Store(Path(data["memory_dir"]), kinds), str(data["message"]), bool(data["commit"]))
+        relative = data.get("memory_dir_from_journal")
+        root = Path(os.path.normpath(journal.parent / relative)) if relative else Path(data["memory_dir"])
+        if not root.is_dir():
+            raise ValueError(f"{root} is gone")  # nothing of it can be finished here
+        change = ChangeSet(Store(root, kinds), str(data["message"]), bool(data["commit"]))
         for item in data["ops"]:
             op = Op(str(item["rel"]), item["text"], item["before"])
             change.store.path_of(op.rel)
@@ -172,11 +175,26 @@ def finish(found: Pending, commit: Commit) -> tuple[str | None, list[str]]:
         return True
 
     paths = found.change._write_all(skip)
-    try:
-        sha = commit(paths, found.change.message, found.change.commit) if paths else None
-    finally:
+    if not paths:
         found.journal.unlink(missing_ok=True)
-    return sha, left
+        return None, left
+    return _commit_then_drop(found.journal, commit, paths, found.change.message, found.change.commit), left
+
+
+def _commit_then_drop(journal: Path, commit: Commit, paths: Sequence[Path], message: str, really: bool) -> str | None:
+    """Commit `paths`, then drop the journal: once the change is (at least) staged, git holds
+    it. If git could not even stage it (a stale index.lock), the journal stays, so the next
+    memgit write finishes the change once the cause is fixed."""
+    try:
+        sha = commit(paths, message, really)
+    except NotStaged as exc:
+        raise NotStaged(f"{exc}\nThe memory files are written but not committed; once that is fixed, the next "
+                        "memgit write (or 'memgit lint --fix') commits them.") from None
+    except BaseException:
+        journal.unlink(missing_ok=True)
+        raise
+    journal.unlink(missing_ok=True)
+    return sha
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

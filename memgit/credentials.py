@@ -261,7 +261,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
 
 # The fields of a memory that hold text; `id`, `kind`, `status` and the dates are validated
 # shapes that cannot hold a secret.
-_MEMORY_FIELDS = ("title", "body", "entity", "source", "task_id", "tags", "files", "symbols", "supersedes")
+_MEMORY_FIELDS = ("id", "title", "body", "entity", "source", "task_id", "tags", "files", "symbols", "supersedes")
 
 
 def find_in_memory(memory: Memory) -> list[SecretMatch]:

@@ -3,3 +3,8 @@
 
 class MemgitError(Exception):
     """The one error memgit users see; its message says what to do."""
+
+
+class NotStaged(MemgitError):
+    """git could not even stage a change (a stale index.lock, say): the files are written and
+    git holds none of it, so an interrupted change set must stay journaled to be finished."""

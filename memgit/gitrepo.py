@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from memgit.errors import MemgitError
+from memgit.errors import MemgitError, NotStaged
 
 LOCK_RETRY_SECONDS = 15.0
 #: Up to this many paths are given to git in argv; more go through a pathspec file on stdin.
@@ -134,6 +134,25 @@ def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def writing_now(repo: Repo) -> bool:
+    """Whether another process holds memgit's write lock (a write in progress, not a dead one)."""
+    import fcntl
+
+    try:
+        handle = open(repo.git_dir / "memgit" / "write.lock", "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
 def busy(repo: Repo) -> str | None:
     """The git operation in progress (a merge, rebase…) that a memory commit would meddle with."""
     for name, what, how in (
@@ -196,7 +215,7 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
         spec = ["--pathspec-from-file=-", "--pathspec-file-nul"]
     status, _, err = _execute(repo, ["add", "--all", *spec], stdin=pathspec)
     if status != 0:
-        raise MemgitError(f"git add failed: {err.strip()}")
+        raise NotStaged(f"git add failed: {err.strip()}")
     if stage_only:
         return None
     # `--only` commits these paths' working-tree state and leaves the user's other staged
@@ -395,6 +414,21 @@ def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[
             shas.append(parent)
         git("update-ref", f"refs/heads/{branch}", parent, "0" * 40)
     return shas
+
+
+def changed(repo: Repo, under: Path) -> list[str]:
+    """Tracked files under `under` (staged or not) that differ from HEAD, relative to `under`."""
+    rel = os.path.relpath(under, repo.root)
+    result = _run(["diff", "HEAD", "--name-only", "-z", "--", rel], repo.root)
+    prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+    return [p.removeprefix(prefix) for p in result.stdout.split("\0") if p] if result.returncode == 0 else []
+
+
+def not_committed(repo: Repo, paths: Sequence[Path], under: Path) -> list[Path]:
+    """Those of `paths` (all under `under`) not in the HEAD commit (one git call for them all)."""
+    result = _run(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--", os.path.relpath(under, repo.root)], repo.root)
+    committed = set(result.stdout.split("\0")) if result.returncode == 0 else set()
+    return [p for p in paths if os.path.relpath(p, repo.root).replace(os.sep, "/") not in committed]
 
 
 def first_added(repo: Repo, paths: Sequence[Path]) -> dict[Path, int]:

@@ -95,7 +95,14 @@ def rollback(writer: Writer, store: Store, ref: str, to: str, *, commit: bool,
         raise MemgitError(f"{memory_id} did not exist at {to}; see 'memgit history {memory_id}'")
     data, found = version
     rel = now.path if now else Path(os.path.relpath(repo.root / found, store.root)).as_posix()
-    old = fmt.parse(data, rel, store.kinds)
+    # Restored byte for byte: a hand-written file with an odd field is read liberally, as always.
+    old = fmt.check(data, rel, store.kinds)[0]
+    if old is None:
+        raise MemgitError(f"at {to} that file held no readable text (binary, or over 1 MB)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MemgitError(f"at {to} that file was not valid UTF-8; restore it with 'git checkout {to} -- {found}'") from None
     if old.id != memory_id:
         raise MemgitError(f"at {to} that file held {old.id}, not {memory_id}")
     target = store.path_of(rel)
@@ -107,6 +114,6 @@ def rollback(writer: Writer, store: Store, ref: str, to: str, *, commit: bool,
     verb = "roll back" if now else "restore"
     title = old.title if len(old.title) <= 60 else old.title[:59] + "…"
     change = writer.change(f'memory: {verb} "{title}" to {sha[:10]}', commit)
-    change.write(rel, data.decode("utf-8"))
+    change.write(rel, text)
     writer.land(change)
     return replace(old, path=rel)

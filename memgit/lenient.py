@@ -25,6 +25,15 @@ _KEY = re.compile(r"([^\s#:'\"\[\]{},&*!|>%@`-][^:]*?)[ \t]*:(?:[ \t]|$)")
 Loader = Callable[[str], Any]
 
 
+def _shown(value: Any) -> str:
+    """A value quoted for a message, unless it looks like a credential: messages end up in
+    terminals, CI logs and agents' transcripts."""
+    from memgit.credentials import find_secrets
+
+    found = find_secrets(str(value))
+    return f"({found[0].pattern}: {found[0].excerpt})" if found else repr(value)
+
+
 def _key_line(front: str, key: str) -> int:
     """1-based line in the file of a front-matter key (`front` starts after the first `---`)."""
     match = re.search(rf"^{re.escape(key)}\s*:", front, re.MULTILINE)
@@ -84,7 +93,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         value = meta.get(name)
         if value is None or value == "":
             continue
-        text_value, message = as_text(name, value, raw_value(front, name) if isinstance(value, bool) else "")
+        text_value, message = as_text(name, value, raw_value(front, name) if isinstance(value, (bool, int, float)) else "")
         flag(name, message)
         if text_value:
             values[name] = text_value
@@ -109,7 +118,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
     if not fmt.ID_RE.match(memory_id):
         problem(
             _key_line(front, "id"),
-            f"id {memory_id!r} is not valid: use letters, digits, '.', '_' and '-' "
+            f"id {_shown(memory_id)} is not valid: use letters, digits, '.', '_' and '-' "
             f"(first a letter or digit, at most 128); read as {fmt.path_id(rel_path)!r} meanwhile",
         )
         memory_id = fmt.path_id(rel_path)
@@ -213,6 +222,9 @@ def as_text(name: str, value: Any, raw: str = "") -> tuple[str | None, str | Non
     if isinstance(value, bool):
         return raw or str(value).lower(), f"'{name}' must be text, not a yes/no value; quote it"
     if isinstance(value, (int, float)):
+        written = re.sub(r"\s+#.*$", "", raw).strip()
+        if written and written != str(value):  # 0x1F, 1_000, 1.50: YAML read a number, the writer meant text
+            return written, f"'{name}' {written} reads as the number {value} in YAML: quote it ('{written}')"
         return str(value), None
     if isinstance(value, str):
         if not value.strip():
@@ -247,11 +259,11 @@ def as_time(name: str, value: Any) -> tuple[str | None, str | None]:
     """An ISO 8601 time with a timezone, or a bare date. A time without a zone is UTC."""
     hint = f"'{name}' must be an ISO 8601 date or time with a timezone, e.g. 2026-11-30T10:00:00+00:00"
     if not isinstance(value, str):
-        return None, f"{hint} (got {value!r}); it is ignored until then"
+        return None, f"{hint} (got {_shown(value)}); it is ignored until then"
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        return None, f"{hint} (got {value!r}); it is ignored until then"
+        return None, f"{hint} (got {_shown(value)}); it is ignored until then"
     if len(value) == 10 or parsed.tzinfo is not None:
         return value, None
     utc = parsed.replace(tzinfo=timezone.utc).isoformat()
@@ -275,11 +287,11 @@ def as_confidence(value: Any, default: float) -> tuple[float, str | None]:
         except ValueError:
             number = None
     if number is None or math.isnan(number):
-        return default, f"{hint}, not {value!r}; memgit reads it as {default} (the default for its source)"
+        return default, f"{hint}, not {_shown(value)}; memgit reads it as {default} (the default for its source)"
     if percent or (10.0 <= number <= 100.0 and number.is_integer()):
         read = round(number / 100.0, 4)
         if 0.0 <= read <= 1.0:
-            return read, f"'confidence' is {value!r}; memgit reads it as the percentage {read}: write {read}"
+            return read, f"'confidence' is {_shown(value)}; memgit reads it as the percentage {read}: write {read}"
     if not 0.0 <= number <= 1.0:
         return default, f"'confidence' is {value}; it must be from 0 to 1 (read as {default}, the default for its source)"
     if isinstance(value, str):
@@ -293,8 +305,8 @@ def as_choice(name: str, value: str, choices: tuple[str, ...], default: str) -> 
         return value, None
     folded = value.strip().casefold()
     if folded in choices:
-        return folded, f"{name} {value!r} is not lower case: write {folded!r}"
-    return default, f"unknown {name} {value!r}; use one of {', '.join(choices)} (read as {default})"
+        return folded, f"{name} {_shown(value)} is not lower case: write {folded!r}"
+    return default, f"unknown {name} {_shown(value)}; use one of {', '.join(choices)} (read as {default})"
 
 
 def conflict_lines(text: str) -> list[int]:

@@ -8,7 +8,8 @@ teammate's clone would not have it.
 from __future__ import annotations
 
 from memgit import gitrepo
-from memgit.credentials import find_in_memory
+from memgit.credentials import find_in_memory, find_secrets
+from memgit.lenient import raw_value
 from memgit import memory as fmt
 from memgit.memory import Problem
 from memgit.patch import with_id
@@ -23,10 +24,13 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     problems = list(loaded.problems)
     to_fix: list[str] = []
     for memory in loaded.memories:  # files without an id, and copies: write their path id
-        if memory.path in loaded.copies or not fmt.declares_id(store.path_of(memory.path).read_bytes()):
-            to_fix.append(memory.path)
+        data = store.path_of(memory.path).read_bytes()
+        if memory.path in loaded.copies or not fmt.declares_id(data):
+            if _utf8(data):  # a file that is not UTF-8 is reported; writing it back would lose bytes
+                to_fix.append(memory.path)
         for secret in find_in_memory(memory):
             problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
+        problems.extend(_secrets_in_replaced_fields(memory.path, data))
     if fix and (to_fix or writer.interrupted()):
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
@@ -34,10 +38,38 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
                 change.write(rel, with_id(store, rel, fmt.path_id(rel)))
             writer.land(change)
         # A copy given its own id is a copy no more.
-        problems = [p for p in problems if p.path not in loaded.copies or not p.message.startswith("duplicate id")]
+        fixed = set(to_fix) & set(loaded.copies)
+        problems = [p for p in problems if p.path not in fixed or not p.message.startswith("duplicate id")]
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems
+
+
+# Fields whose written value liberal reading may replace (an unknown kind is read as `fact`):
+# the memory no longer holds what the file says, so the file's own text is checked.
+_REPLACED = ("kind", "source", "status", "confidence", "created", "updated", "expires")
+
+
+def _secrets_in_replaced_fields(rel: str, data: bytes) -> list[Problem]:
+    text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return []
+    end = text.find("\n---", 3)
+    front = text[3: end if end != -1 else len(text)]  # from the newline after the first '---'
+    problems = []
+    for name in _REPLACED:
+        for secret in find_secrets(raw_value(front, name))[:1]:
+            line = front.count("\n", 0, front.find(f"\n{name}") + 1) + 1
+            problems.append(Problem(rel, line, f"looks like a secret in {name}: {secret.pattern} ({secret.excerpt})"))
+    return problems
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
@@ -57,4 +89,9 @@ def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
         else:
             why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
         problems.append(Problem(rel, 0, why))
+    if interrupted is not None:  # staged or edited files of the change are tracked, yet not committed
+        reported = {p.path for p in problems}
+        for rel in sorted((pending & set(gitrepo.changed(repo, writer.memory_dir))) - reported):
+            problems.append(Problem(rel, 0, f"changed by an interrupted {interrupted.summary} and not committed; "
+                                            "the next memgit write (or 'memgit lint --fix') finishes it"))
     return problems

@@ -30,8 +30,14 @@ def edited(store: Store, old: Memory, new: Memory) -> str:
     text = fmt.dump(new)
     try:
         current = store.path_of(new.path).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    except OSError:
         return text
+    except UnicodeDecodeError:
+        # It is read with replacement characters: writing it back would destroy those bytes.
+        raise MemgitError(
+            f"{new.path} is not valid UTF-8: save it as UTF-8 first (see 'memgit lint'); writing it "
+            "back would replace the bytes memgit cannot read"
+        ) from None
     if conflict_lines(current.replace("\r\n", "\n")):
         # Rewriting would keep one side of the conflict and silently drop the other.
         raise MemgitError(f"{new.path} has unresolved merge conflict markers: resolve them first (see 'memgit lint')")

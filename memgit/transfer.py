@@ -35,6 +35,7 @@ class ImportReport:
     duplicates: int = 0
     present: int = 0
     commit: str | None = None
+    present_ids: list[str] = field(default_factory=list)  # the existing memories of those lines
 
 
 def plan_import(
@@ -51,6 +52,7 @@ def plan_import(
     by_id = {m.id: fmt.normalized_text(m.title, m.body) for m in existing}
     ids = set(by_id)
     texts = {fmt.normalized_text(m.title, m.body) for m in existing if m.active}
+    by_text = {fmt.normalized_text(m.title, m.body): m.id for m in existing if m.active}
     planned: list[Memory] = []
     for number, raw in enumerate(lines, start=1):
         if progress:
@@ -70,6 +72,7 @@ def plan_import(
         key = fmt.normalized_text(memory.title, memory.body)
         if by_id.get(memory.id) == key or (derived and key in texts):
             report.present += 1
+            report.present_ids.append(memory.id if by_id.get(memory.id) == key else by_text.get(key, memory.id))
             continue
         if memory.id in ids:
             report.skipped.append(f"line {number}: id {memory.id!r} already exists with another text")

@@ -81,8 +81,8 @@ class Writer:
 
     def interrupted(self) -> changeset.Pending | None:
         """The change set a killed command left unfinished, if any (read only)."""
-        if self._repo is None:
-            return None
+        if self._repo is None or gitrepo.writing_now(self._repo):
+            return None  # no repository; or a write is running (it holds the lock), not interrupted
         return changeset.pending(self.journal(), self._store().kinds, clean=False)
 
     def recover(self) -> None:
