@@ -10,7 +10,7 @@ def test_pinned_round_trips_and_is_left_out_when_false() -> None:
     assert text.endswith("source: user\npinned: true\n---\n")
     assert fmt.parse(text).pinned is True
     assert fmt.dump(fmt.parse(text)) == text
-    assert "pinned" not in fmt.dump(fmt.Memory("m-2", "not pinned"))
+    assert "pinned:" not in fmt.dump(fmt.Memory("m-2", "a plain memory"))
 
 
 def test_odd_pinned_values_are_read_and_reported() -> None:
@@ -26,5 +26,5 @@ def test_pinned_survives_the_index_and_an_edit(mem) -> None:  # type: ignore[no-
     path = mem.memory_dir / made.path
     assert "pinned: true\n" in path.read_text()
     mem.update(made.id, pinned=False)
-    assert "pinned" not in path.read_text()
+    assert "pinned:" not in path.read_text()
     assert not any(m.pinned for m in mem.list())
