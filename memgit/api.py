@@ -479,17 +479,21 @@ class Memgit:
         budget_tokens: int | None = None,
         include_archived: bool = False,
         record: bool = True,
+        session: str | None = None,
     ) -> builtins.list["Hit"]:
         """The memories that best answer `query`, best first.
 
-        `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget.
+        `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
+        `session` leaves out what memgit already gave that agent session.
         """
         from memgit import recall as recall_mod
 
+        k = self.config.recall_k if k is None else k
+        skip = set(self._known(session))
         hits = recall_mod.recall(
             self.index,
             query,
-            k=self.config.recall_k if k is None else k,
+            k=k + len(skip),
             task_id=task_id,
             kinds=kinds,
             min_score=min_score,
@@ -498,6 +502,7 @@ class Memgit:
             config=self.config,
             path_prefix=self._path_prefix(),
         )
+        hits = [h for h in hits if h.id not in skip][:k]
         if record and self.repo is not None:
             recall_mod.record_recall(
                 self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits], warn=self.warn
@@ -534,6 +539,28 @@ class Memgit:
             record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
                           warn=self.warn)
         return given
+
+    def _known(self, session: str | None) -> builtins.list[str]:
+        from memgit import known
+
+        state = known.load(self.repo.git_dir, session) if session and self.repo is not None else None
+        return state.known if state is not None else []
+
+    # -- agent sessions: see memgit.checkpoint and memgit.briefing --------------------------
+
+    def checkpoint(self, *, intent: str | None = None, task_id: str | None = None, session: str | None = None,
+                   commit: bool = False) -> Memory:
+        """Save the current task's state as a checkpoint memory (staged unless `commit`)."""
+        from memgit import checkpoint
+
+        return checkpoint.save(self, intent=intent, task=task_id, session=session, commit=commit)
+
+    def resume(self, *, task_id: str | None = None, budget: int | None = None,
+               session: str | None = None) -> "Injection":
+        """What an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
+        from memgit import briefing
+
+        return briefing.resume(self, task=task_id, budget=budget, known=self._known(session))
 
     def _path_prefix(self) -> str:
         base = self.repo.root if self.repo is not None else self.memory_dir

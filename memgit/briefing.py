@@ -1,0 +1,93 @@
+"""What an agent is given when a session starts, after a compaction, and with a prompt.
+
+- Session start: pinned memories first, then the task's latest checkpoint, then the
+  memories most relevant to the repository's state (the branch and the files changed since
+  the default branch), all within one budget (the `[inject]` budget, 600 tokens).
+- After a compaction: the task's latest checkpoint first, then relevant memories.
+- With a prompt: the memories relevant to it above the floor.
+
+Memories the session already holds (`memgit.known`) are never given twice; the text never
+exceeds the agents' 10,000-character cap for hook output.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from memgit import checkpoint, repostate
+from memgit.inject import HEADER, Injection, fit
+from memgit.recall import Hit
+
+if TYPE_CHECKING:
+    from memgit.api import Memgit
+    from memgit.memory import Memory
+
+MAX_CHARS = 9_500  # the agents cap hook output at 10,000 characters
+
+
+def _hit(mem: "Memgit", memory: "Memory") -> Hit:
+    return Hit(memory.id, memory.title, 1.0, 1.0, {}, mem.rel_path(memory), memory)
+
+
+def _capped(given: Injection) -> Injection:
+    while given.parts and len(given.text) > MAX_CHARS:
+        given = Injection(given.hits[:-1], given.parts[:-1], given.tokens, given.header, given.left_out + 1)
+    return given
+
+
+def state_query(mem: "Memgit") -> str:
+    """A query for the repository's current state: branch and files changed since the default branch."""
+    if mem.repo is None:
+        return ""
+    root = mem.repo.root
+    branch = repostate.branch(root) or ""
+    base = repostate.git(root, "merge-base", "HEAD", repostate.default_branch(root)).strip() or None
+    files = [c.path for c in repostate.changed_since(root, base)[:15]]
+    words = branch.replace("/", " ").replace("-", " ").replace("_", " ")
+    return " ".join([words, *files]).strip()
+
+
+def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (), budget: int | None = None,
+                  compact: bool = False) -> Injection:
+    """Pinned memories (not after a compaction: they are in the compacted summary's place
+    too, so they come after the checkpoint), the latest checkpoint, then relevant ones."""
+    c = mem.config
+    budget = c.inject_budget if budget is None else budget
+    everything = mem.list()
+    pinned = [m for m in everything if m.pinned]
+    point = checkpoint.latest(mem, task, [m for m in everything if m.kind == "checkpoint"]) if task else None
+    first = ([point] if point else []) + pinned if compact else pinned + ([point] if point else [])
+    skip = set(known)
+    chosen = [_hit(mem, m) for m in first if m.id not in skip]
+    query = state_query(mem)
+    if point is not None:
+        query = f"{point.title} {' '.join(point.files)} {query}"
+    if query.strip():
+        taken = skip | {h.id for h in chosen}
+        hits = mem.recall(query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False)
+        chosen += [h for h in hits if h.id not in taken and h.memory.kind != "checkpoint"][: c.inject_k]
+    return _capped(fit(chosen, budget, c.inject_per_memory, len(chosen), header=HEADER))
+
+
+def for_prompt(mem: "Memgit", prompt: str, *, task: str | None, known: Sequence[str] = (),
+               budget: int | None = None) -> Injection:
+    """Memories relevant to `prompt`, above the floor, that the session does not hold yet."""
+    c = mem.config
+    skip = set(known)
+    hits = mem.recall(prompt, c.inject_k + len(skip), task_id=task, min_score=c.inject_min_score, record=False)
+    fresh = [h for h in hits if h.id not in skip][: c.inject_k]
+    return _capped(fit(fresh, c.inject_budget if budget is None else budget, c.inject_per_memory, c.inject_k,
+                       header=HEADER))
+
+
+def resume(mem: "Memgit", *, task: str | None, budget: int | None = None, known: Sequence[str] = ()) -> Injection:
+    """`memgit resume`: the task's latest checkpoint first (the task as `memgit.taskid`
+    decides it), then memories relevant to it and to the repository's state."""
+    from memgit import taskid
+
+    if mem.repo is not None:
+        task = taskid.task_for(mem.repo.root, explicit=task)
+    given = session_start(mem, task=task, known=known, budget=budget, compact=True)
+    if not given.parts and not given.reason:
+        given = Injection((), (), 0, reason=f"no checkpoint and nothing relevant for task {task}")
+    return given
