@@ -66,6 +66,12 @@ def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (),
         taken = skip | {h.id for h in chosen}
         hits = mem.recall(query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False)
         chosen += [h for h in hits if h.id not in taken and h.memory.kind != "checkpoint"][: c.inject_k]
+    if point is not None and chosen and chosen[0].id == point.id:
+        # A resumed task needs its whole checkpoint more than a third memory: up to 2/3 of the budget.
+        lead = fit(chosen[:1], budget, max(c.inject_per_memory, budget * 2 // 3), 1, header=HEADER)
+        rest = fit(chosen[1:], budget - lead.tokens - 1, c.inject_per_memory, len(chosen) - 1)
+        return _capped(Injection(lead.hits + rest.hits, lead.parts + rest.parts, lead.tokens + rest.tokens + 1,
+                                 HEADER, rest.left_out, lead.reason))
     return _capped(fit(chosen, budget, c.inject_per_memory, len(chosen), header=HEADER))
 
 
