@@ -35,16 +35,17 @@ def _capped(given: Injection) -> Injection:
     return given
 
 
-def state_query(mem: "Memgit") -> str:
-    """A query for the repository's current state: branch and files changed since the default branch."""
+def state_queries(mem: "Memgit") -> list[str]:
+    """Queries for the repository's current state: the branch's words, and the files changed
+    since the default branch (asked apart: many paths in one query would drown the branch)."""
     if mem.repo is None:
-        return ""
+        return []
     root = mem.repo.root
     branch = repostate.branch(root) or ""
     base = repostate.git(root, "merge-base", "HEAD", repostate.default_branch(root)).strip() or None
     files = [c.path for c in repostate.changed_since(root, base)[:15]]
     words = branch.replace("/", " ").replace("-", " ").replace("_", " ")
-    return " ".join([words, *files]).strip()
+    return [q for q in (words.strip(), " ".join(files)) if q]
 
 
 def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (), budget: int | None = None,
@@ -59,13 +60,15 @@ def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (),
     first = ([point] if point else []) + pinned if compact else pinned + ([point] if point else [])
     skip = set(known)
     chosen = [_hit(mem, m) for m in first if m.id not in skip]
-    query = state_query(mem)
-    if point is not None:
-        query = f"{point.title} {' '.join(point.files)} {query}"
-    if query.strip():
-        taken = skip | {h.id for h in chosen}
-        hits = mem.recall(query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False)
-        chosen += [h for h in hits if h.id not in taken and h.memory.kind != "checkpoint"][: c.inject_k]
+    queries = ([point.title] if point is not None else []) + state_queries(mem)
+    taken = skip | {h.id for h in chosen}
+    found: dict[str, Hit] = {}
+    for query in queries:
+        for hit in mem.recall(query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score,
+                              record=False):
+            if hit.id not in taken and hit.memory.kind != "checkpoint":
+                found.setdefault(hit.id, hit)
+    chosen += sorted(found.values(), key=lambda h: -h.relevance)[: c.inject_k]
     if point is not None and chosen and chosen[0].id == point.id:
         # A resumed task needs its whole checkpoint more than a third memory: up to 2/3 of the budget.
         lead = fit(chosen[:1], budget, max(c.inject_per_memory, budget * 2 // 3), 1, header=HEADER)
