@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # after the stdlib: benchmarks/secrets.py
 from speed import Generator, git, make_repo  # noqa: E402
 
 

@@ -12,17 +12,19 @@ exceeds the agents' 10,000-character cap for hook output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from memgit import checkpoint, repostate
 from memgit.inject import HEADER, Injection, fit
 from memgit.recall import Hit
 
 if TYPE_CHECKING:
-    from memgit.api import Memgit
     from memgit.memory import Memory
 
 MAX_CHARS = 9_500  # the agents cap hook output at 10,000 characters
+
+#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
+Memgit = Any
 
 
 def _hit(mem: "Memgit", memory: "Memory") -> Hit:

@@ -22,17 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Sequence
 
 from memgit import agentlog, repostate
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 
-if TYPE_CHECKING:
-    from memgit.api import Memgit
-
 TTL_DAYS = 7
 MAX_LINES = 12
+
+#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
+Memgit = Any
 
 
 @dataclass(frozen=True)

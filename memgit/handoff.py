@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 from memgit import repostate
 
 if TYPE_CHECKING:
-    from memgit.api import Memgit
     from memgit.known import SessionState
+
+#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
+Memgit = Any
 
 
 def capture_command(mem: "Memgit") -> str:

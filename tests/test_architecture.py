@@ -25,7 +25,7 @@ OWNERS = {
     "tokenizers": "embedders",
     "rank_bm25": "",
 }
-ADAPTERS = {"cli", "api", "__main__", "__init__"}
+ADAPTERS = {"cli", "api", "__main__", "__init__", "hookrun"}  # hookrun: the agent hooks' adapter
 
 
 def imports(path: Path) -> set[str]:
