@@ -9,6 +9,7 @@ languages, to the hunk header git prints after `@@` (its guess at the enclosing 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ def branch(root: Path) -> str | None:
     return git(root, "symbolic-ref", "--short", "-q", "HEAD").strip() or None
 
 
+@functools.lru_cache(maxsize=16)
 def default_branch(root: Path) -> str:
     """origin's HEAD branch if known, else `main` or `master` if one exists, else `main`."""
     remote = git(root, "symbolic-ref", "--short", "-q", "refs/remotes/origin/HEAD").strip()

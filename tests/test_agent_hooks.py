@@ -223,3 +223,16 @@ def test_a_held_lock_does_not_block_the_hook(project: Path, tmp_path: Path) -> N
         del os.environ["MEMGIT_LOCK_TIMEOUT"]
     assert (done.returncode, done.stdout) == (0, b"")
     assert "pre-compact" in (project / ".git" / "memgit" / "hooks.log").read_text()
+
+
+def test_session_start_with_the_real_embedder(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end with the bundled MiniLM model (the other tests use keywords and anchors)."""
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "minilm")
+    memgit.open(project, warn=lambda message: None).reindex()
+    start = payload("claude", "session_start_startup.json", project, session_id="minilm-session")
+    text = context(hook("claude", "session-start", start, project))
+    assert text == _pinned_and_lesson()
+    done = hook("claude", "user-prompt", payload("claude", "user_prompt.json", project, session_id="minilm-session"),
+                project)
+    assert "m-cook01" in context(done, "UserPromptSubmit")
+    assert not (project / ".git" / "memgit" / "hooks.log").exists()
