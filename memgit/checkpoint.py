@@ -101,8 +101,9 @@ def latest(mem: "Memgit", task: str | None, memories: Sequence[fmt.Memory] | Non
     """The task's newest active checkpoint that has not expired."""
     now = datetime.now(timezone.utc).isoformat()
     pool = memories if memories is not None else mem.list(kind="checkpoint", task_id=task)
+    replaced = {old for m in pool for old in m.supersedes}  # two in one second: the newer replaced the older
     found = [m for m in pool if m.kind == "checkpoint" and m.active and (task is None or m.task_id == task)
-             and not (m.expires and m.expires < now)]
+             and not (m.expires and m.expires < now) and m.id not in replaced]
     return found[0] if found else None
 
 

@@ -79,11 +79,13 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
 
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
+    # Another memgit writer holding the lock must not outlast the agent's hook timeout.
+    os.environ.setdefault("MEMGIT_LOCK_TIMEOUT", "10")
     cwd = Path(str(payload.get("cwd") or os.getcwd()))
     session_id = str(payload.get("session_id") or payload.get("thread-id") or "").strip()
     if not session_id:
         raise ValueError("no session_id in the payload")
-    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message))
+    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True)
     mem._require_store()
     assert mem.repo is not None
     git_dir, root = mem.repo.git_dir, mem.repo.root

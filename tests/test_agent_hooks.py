@@ -236,3 +236,13 @@ def test_session_start_with_the_real_embedder(project: Path, monkeypatch: pytest
                 project)
     assert "m-cook01" in context(done, "UserPromptSubmit")
     assert not (project / ".git" / "memgit" / "hooks.log").exists()
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_resume_keeps_what_the_session_holds_and_clear_starts_over(agent: str, project: Path) -> None:
+    startup = context(hook(agent, "session-start", payload(agent, "session_start_startup.json", project), project))
+    # A resumed session still holds what it was given (the agent replays it): nothing new.
+    resumed = hook(agent, "session-start", payload(agent, "session_start_resume.json", project), project)
+    assert (resumed.returncode, resumed.stdout) == (0, b"")
+    # /clear wipes the context: everything again.
+    assert context(hook(agent, "session-start", payload(agent, "session_start_clear.json", project), project)) == startup
