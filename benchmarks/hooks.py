@@ -81,8 +81,7 @@ def main() -> int:
         # every run compile memgit's modules again).
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGIT_") and k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        base = statistics.median(
-            [1000 * t for t in (lambda: [one_pass(env) for _ in range(args.runs)])()])
+        base = statistics.median(1000 * one_pass(env) for _ in range(args.runs))
         print(f"python -c pass: {base:.0f} ms")
         modes = ["none", "minilm"] if args.vectors == "both" else [args.vectors]
         for mode in modes:

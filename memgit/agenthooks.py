@@ -62,7 +62,10 @@ class Plan:
 
 
 class Target(Protocol):
-    name: str
+    """What `memgit hooks` needs of a target; a new one (git hooks) goes into `TARGETS`."""
+
+    @property
+    def name(self) -> str: ...
 
     def install(self, root: Path, *, user: bool = False, prompts: bool = False) -> Plan: ...
     def uninstall(self, root: Path, *, user: bool = False) -> Plan: ...

@@ -131,10 +131,10 @@ def _codex(record: dict[str, Any], log: Log, calls: dict[str, Action]) -> None:
         log.actions.append(action)
         calls[str(payload.get("call_id"))] = action
     elif kind == "response_item" and ptype in ("function_call_output", "custom_tool_call_output"):
-        action = calls.get(str(payload.get("call_id")))
+        called = calls.get(str(payload.get("call_id")))
         error = _codex_error(payload.get("output"))
-        if action is not None and error:
-            action.error = error
+        if called is not None and error:
+            called.error = error
 
 
 def _codex_error(output: Any) -> str | None:
