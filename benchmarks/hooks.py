@@ -42,16 +42,29 @@ Generator, git, make_repo = speed.Generator, speed.git, speed.make_repo
 
 def one(payload: str, env: dict[str, str], cwd: Path) -> tuple[float, int]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "memgit.hookrun", "claude", "session-start"], input=payload.encode(),
-                          env=env, cwd=cwd, capture_output=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "memgit.hookrun", "claude", "session-start"],
+        input=payload.encode(),
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+    )
     return time.perf_counter() - start, len(done.stdout)
 
 
 def measure(repo: Path, env: dict[str, str], runs: int) -> tuple[float, int]:
     times, size = [], 0
     for i in range(runs + 1):
-        payload = json.dumps({"session_id": f"bench-{i}-{time.time_ns()}", "transcript_path": None,
-                              "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"})
+        payload = json.dumps(
+            {
+                "session_id": f"bench-{i}-{time.time_ns()}",
+                "transcript_path": None,
+                "cwd": str(repo),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+        )
         wall, size = one(payload, env, repo)
         if i:
             times.append(wall * 1000)
@@ -79,7 +92,11 @@ def main() -> int:
             (repo / "src" / name).write_text("def handler(request):\n    return request\n")
         # A bytecode cache, as an installed package has (PYTHONDONTWRITEBYTECODE would make
         # every run compile memgit's modules again).
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGIT_") and k != "PYTHONDONTWRITEBYTECODE"}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("MEMGIT_") and k != "PYTHONDONTWRITEBYTECODE"
+        }
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         base = statistics.median(1000 * one_pass(env) for _ in range(args.runs))
         print(f"python -c pass: {base:.0f} ms")
@@ -93,8 +110,10 @@ def main() -> int:
             median, size = measure(repo, run_env, args.runs)
             label = "keywords only" if mode == "none" else "MiniLM, warm embedder"
             target = 150 if mode == "none" else 300
-            print(f"session-start hook, {args.size} memories, {label}: {median:.0f} ms median "
-                  f"({median / base:.1f}x python start; target {target} ms); {size} bytes of output")
+            print(
+                f"session-start hook, {args.size} memories, {label}: {median:.0f} ms median "
+                f"({median / base:.1f}x python start; target {target} ms); {size} bytes of output"
+            )
     return 0
 
 

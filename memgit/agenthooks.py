@@ -57,8 +57,14 @@ class Plan:
 
     @property
     def diff(self) -> str:
-        return "".join(difflib.unified_diff((self.before or "").splitlines(True), (self.after or "").splitlines(True),
-                                            str(self.path), str(self.path)))
+        return "".join(
+            difflib.unified_diff(
+                (self.before or "").splitlines(True),
+                (self.after or "").splitlines(True),
+                str(self.path),
+                str(self.path),
+            )
+        )
 
 
 class Target(Protocol):
@@ -98,8 +104,13 @@ class JsonHooks:
             if event.optional and not prompts:
                 continue
             group: dict[str, Any] = {} if event.matcher is None else {"matcher": event.matcher}
-            group["hooks"] = [{"type": "command", "command": hook_command(self.name, event.run, self.python()),
-                               "timeout": event.timeout}]
+            group["hooks"] = [
+                {
+                    "type": "command",
+                    "command": hook_command(self.name, event.run, self.python()),
+                    "timeout": event.timeout,
+                }
+            ]
             hooks.setdefault(event.name, []).append(group)
         doc["hooks"] = hooks
         return Plan(path, before, _dump(doc, indent))
@@ -122,7 +133,9 @@ class JsonHooks:
             try:
                 _, doc, _ = _read(path)
             except MemgitError as exc:
-                rows.append({"agent": self.name, "scope": scope, "path": str(path), "events": [], "problem": str(exc)})
+                rows.append(
+                    {"agent": self.name, "scope": scope, "path": str(path), "events": [], "problem": str(exc)}
+                )
                 continue
             events, pythons = [], set()
             for name, groups in (doc.get("hooks") or {}).items():
@@ -130,8 +143,13 @@ class JsonHooks:
                     if MARKER in command:
                         events.append(name)
                         pythons.add(shlex.split(command)[0])
-            row: dict[str, Any] = {"agent": self.name, "scope": scope, "path": str(path),
-                                   "events": sorted(set(events)), "problem": None}
+            row: dict[str, Any] = {
+                "agent": self.name,
+                "scope": scope,
+                "path": str(path),
+                "events": sorted(set(events)),
+                "problem": None,
+            }
             for python in sorted(pythons):
                 row["problem"] = runs(python)
             if events and self.note:
@@ -145,11 +163,14 @@ def runs(python: str) -> str | None:
     if not os.path.exists(python):
         return f"{python} is gone: run 'memgit hooks install' again from memgit's environment"
     try:
-        done = subprocess.run([python, "-c", "import memgit.hookrun"], capture_output=True, timeout=20,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [python, "-c", "import memgit.hookrun"], capture_output=True, timeout=20, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{python} does not start ({exc})"
-    return None if done.returncode == 0 else f"{python} cannot import memgit: run 'memgit hooks install' again"
+    return (
+        None if done.returncode == 0 else f"{python} cannot import memgit: run 'memgit hooks install' again"
+    )
 
 
 def _commands(groups: Any) -> list[str]:
@@ -176,7 +197,9 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
         kept = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                handlers = [h for h in group["hooks"] if not (isinstance(h, dict) and MARKER in str(h.get("command")))]
+                handlers = [
+                    h for h in group["hooks"] if not (isinstance(h, dict) and MARKER in str(h.get("command")))
+                ]
                 if not handlers and group["hooks"]:
                     continue
                 group = {**group, "hooks": handlers}
@@ -198,11 +221,15 @@ def _read(path: Path) -> tuple[str | None, dict[str, Any], int | str]:
     try:
         doc = json.loads(text)
     except ValueError as exc:
-        raise MemgitError(f"{path} is not valid JSON ({exc}); fix it first, memgit will not overwrite it") from None
+        raise MemgitError(
+            f"{path} is not valid JSON ({exc}); fix it first, memgit will not overwrite it"
+        ) from None
     if not isinstance(doc, dict):
         raise MemgitError(f"{path} is not a JSON object; fix it first")
     match = re.search(r"^([ \t]+)\S", text, re.MULTILINE)
-    indent: int | str = 2 if match is None else (len(match.group(1)) if " " in match.group(1) else match.group(1))
+    indent: int | str = (
+        2 if match is None else (len(match.group(1)) if " " in match.group(1) else match.group(1))
+    )
     return text, doc, indent
 
 
@@ -233,18 +260,28 @@ def _codex_home() -> Path:
 
 TARGETS: dict[str, Target] = {
     "claude": JsonHooks(
-        "claude", ".claude/settings.json", lambda: _claude_home() / "settings.json",
-        (Event("SessionStart", "session-start", "startup|resume|clear|compact", 10),
-         Event("PreCompact", "pre-compact", "manual|auto", 30),
-         Event("SessionEnd", "session-end", None, 5),
-         Event("UserPromptSubmit", "user-prompt", None, 5, optional=True))),
+        "claude",
+        ".claude/settings.json",
+        lambda: _claude_home() / "settings.json",
+        (
+            Event("SessionStart", "session-start", "startup|resume|clear|compact", 10),
+            Event("PreCompact", "pre-compact", "manual|auto", 30),
+            Event("SessionEnd", "session-end", None, 5),
+            Event("UserPromptSubmit", "user-prompt", None, 5, optional=True),
+        ),
+    ),
     "codex": JsonHooks(
-        "codex", ".codex/hooks.json", lambda: _codex_home() / "hooks.json",
-        (Event("SessionStart", "session-start", "startup|resume|clear|compact", 10),
-         Event("PreCompact", "pre-compact", "manual|auto", 30),
-         Event("Stop", "stop", None, 10),
-         Event("UserPromptSubmit", "user-prompt", None, 5, optional=True)),
-        note="Codex runs new or changed hooks only after you trust them (/hooks in Codex)"),
+        "codex",
+        ".codex/hooks.json",
+        lambda: _codex_home() / "hooks.json",
+        (
+            Event("SessionStart", "session-start", "startup|resume|clear|compact", 10),
+            Event("PreCompact", "pre-compact", "manual|auto", 30),
+            Event("Stop", "stop", None, 10),
+            Event("UserPromptSubmit", "user-prompt", None, 5, optional=True),
+        ),
+        note="Codex runs new or changed hooks only after you trust them (/hooks in Codex)",
+    ),
 }
 
 

@@ -20,9 +20,11 @@ EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"}
 READ_TOOLS = {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch"}
 RUN_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "exec"}
 #: Text the agent injects into the user's turn, not something the user asked.
-_NOISE = re.compile(r"^\s*(<local-command-|<command-name>|<command-message>|<session-start-hook>|<system-reminder>|"
-                    r"<environment_context>|<user_instructions>|<ide_|<task-notification>|<tick>|Caveat:|"
-                    r"\[Request interrupted by user|# AGENTS\.md|## Memories recalled by memgit)")
+_NOISE = re.compile(
+    r"^\s*(<local-command-|<command-name>|<command-message>|<session-start-hook>|<system-reminder>|"
+    r"<environment_context>|<user_instructions>|<ide_|<task-notification>|<tick>|Caveat:|"
+    r"\[Request interrupted by user|# AGENTS\.md|## Memories recalled by memgit)"
+)
 
 
 @dataclass
@@ -70,8 +72,11 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") in
-                         ("text", "input_text", "output_text"))
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") in ("text", "input_text", "output_text")
+        )
     return ""
 
 
@@ -96,8 +101,10 @@ def _claude(record: dict[str, Any], log: Log, calls: dict[str, Action]) -> None:
                     action = calls.get(str(block.get("tool_use_id")))
                     if action is not None:
                         action.error = _first_line(_text_of(block.get("content")) or "error")
-        if not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result"
-                                                  for b in content)):
+        if not (
+            isinstance(content, list)
+            and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+        ):
             _prompt(log, _text_of(content))
         return
     for block in content if isinstance(content, list) else [{"type": "text", "text": content or ""}]:
@@ -159,12 +166,25 @@ def _action(name: str, args: dict[str, Any]) -> Action:
             return Action("edit", ", ".join(f.strip() for f in files) or "a patch")
         return Action("edit", str(args.get("file_path") or args.get("notebook_path") or ""))
     if name in READ_TOOLS:
-        return Action("read", str(args.get("file_path") or args.get("path") or args.get("pattern")
-                                  or args.get("url") or args.get("query") or ""))
+        return Action(
+            "read",
+            str(
+                args.get("file_path")
+                or args.get("path")
+                or args.get("pattern")
+                or args.get("url")
+                or args.get("query")
+                or ""
+            ),
+        )
     if name in RUN_TOOLS:
         command = args.get("command") or args.get("cmd") or args.get("input") or ""
         if isinstance(command, list):
-            command = command[-1] if len(command) >= 3 and command[1] in ("-lc", "-c") else " ".join(map(str, command))
+            command = (
+                command[-1]
+                if len(command) >= 3 and command[1] in ("-lc", "-c")
+                else " ".join(map(str, command))
+            )
         return Action("run", _first_line(str(command)))
     if name in ("Task", "Agent"):
         return Action("delegate", _first_line(str(args.get("description") or args.get("prompt") or "")))

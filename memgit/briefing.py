@@ -56,15 +56,28 @@ def _pinned_and_checkpoints(mem: "Memgit", task: str | None) -> list["Memory"]:
     index = mem.index
     index.sync(embed="none")
     # `pinned` is kept in the extra column (see memgit.index): a LIKE narrows, the parse decides.
-    ids = index.db.guard(lambda: [row[0] for row in index.conn.execute(
-        "SELECT id FROM memories WHERE status = 'active' AND (extra LIKE '%\"pinned\": true%' "
-        "OR (kind = 'checkpoint' AND task_id IS ?))", (task,)).fetchall()])
+    ids = index.db.guard(
+        lambda: [
+            row[0]
+            for row in index.conn.execute(
+                "SELECT id FROM memories WHERE status = 'active' AND (extra LIKE '%\"pinned\": true%' "
+                "OR (kind = 'checkpoint' AND task_id IS ?))",
+                (task,),
+            ).fetchall()
+        ]
+    )
     found = [m for m in index.memories(ids).values() if m.pinned or m.kind == "checkpoint"]
     return sorted(found, key=lambda m: (m.updated or m.created or "", m.id), reverse=True)
 
 
-def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (), budget: int | None = None,
-                  compact: bool = False) -> Injection:
+def session_start(
+    mem: "Memgit",
+    *,
+    task: str | None,
+    known: Sequence[str] = (),
+    budget: int | None = None,
+    compact: bool = False,
+) -> Injection:
     """Pinned memories (not after a compaction: they are in the compacted summary's place
     too, so they come after the checkpoint), the latest checkpoint, then relevant ones."""
     c = mem.config
@@ -79,8 +92,9 @@ def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (),
     taken = skip | {h.id for h in chosen}
     found: dict[str, Hit] = {}
     for query in queries:
-        for hit in mem.recall(query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score,
-                              record=False):
+        for hit in mem.recall(
+            query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False
+        ):
             if hit.id not in taken and hit.memory.kind != "checkpoint":
                 found.setdefault(hit.id, hit)
     chosen += sorted(found.values(), key=lambda h: -h.relevance)[: c.inject_k]
@@ -88,23 +102,43 @@ def session_start(mem: "Memgit", *, task: str | None, known: Sequence[str] = (),
         # A resumed task needs its whole checkpoint more than a third memory: up to 2/3 of the budget.
         lead = fit(chosen[:1], budget, max(c.inject_per_memory, budget * 2 // 3), 1, header=HEADER)
         rest = fit(chosen[1:], budget - lead.tokens - 1, c.inject_per_memory, len(chosen) - 1)
-        return _capped(Injection(lead.hits + rest.hits, lead.parts + rest.parts, lead.tokens + rest.tokens + 1,
-                                 HEADER, rest.left_out, lead.reason))
+        return _capped(
+            Injection(
+                lead.hits + rest.hits,
+                lead.parts + rest.parts,
+                lead.tokens + rest.tokens + 1,
+                HEADER,
+                rest.left_out,
+                lead.reason,
+            )
+        )
     return _capped(fit(chosen, budget, c.inject_per_memory, len(chosen), header=HEADER))
 
 
-def for_prompt(mem: "Memgit", prompt: str, *, task: str | None, known: Sequence[str] = (),
-               budget: int | None = None) -> Injection:
+def for_prompt(
+    mem: "Memgit", prompt: str, *, task: str | None, known: Sequence[str] = (), budget: int | None = None
+) -> Injection:
     """Memories relevant to `prompt`, above the floor, that the session does not hold yet."""
     c = mem.config
     skip = set(known)
-    hits = mem.recall(prompt, c.inject_k + len(skip), task_id=task, min_score=c.inject_min_score, record=False)
+    hits = mem.recall(
+        prompt, c.inject_k + len(skip), task_id=task, min_score=c.inject_min_score, record=False
+    )
     fresh = [h for h in hits if h.id not in skip][: c.inject_k]
-    return _capped(fit(fresh, c.inject_budget if budget is None else budget, c.inject_per_memory, c.inject_k,
-                       header=HEADER))
+    return _capped(
+        fit(
+            fresh,
+            c.inject_budget if budget is None else budget,
+            c.inject_per_memory,
+            c.inject_k,
+            header=HEADER,
+        )
+    )
 
 
-def resume(mem: "Memgit", *, task: str | None, budget: int | None = None, known: Sequence[str] = ()) -> Injection:
+def resume(
+    mem: "Memgit", *, task: str | None, budget: int | None = None, known: Sequence[str] = ()
+) -> Injection:
     """`memgit resume`: the task's latest checkpoint first (the task as `memgit.taskid`
     decides it), then memories relevant to it and to the repository's state."""
     from memgit import taskid

@@ -50,7 +50,11 @@ def _cut(text: str, limit: int) -> str:
 
 def _rel(root: Path, target: str) -> str:
     try:
-        return Path(target).resolve().relative_to(root.resolve()).as_posix() if target.startswith("/") else target
+        return (
+            Path(target).resolve().relative_to(root.resolve()).as_posix()
+            if target.startswith("/")
+            else target
+        )
     except (ValueError, OSError):
         return target
 
@@ -66,7 +70,10 @@ def draft(root: Path, *, task: str, intent: str | None, start_commit: str | None
     since = f" since {start_commit[:10]}" if start_commit else ""
     lines.append(f"\n**State** (files changed{since}):")
     for item in changed[:MAX_LINES]:
-        lines.append(f"- `{item.path}`" + (": " + ", ".join(f"`{f}`" for f in item.functions[:8]) if item.functions else ""))
+        lines.append(
+            f"- `{item.path}`"
+            + (": " + ", ".join(f"`{f}`" for f in item.functions[:8]) if item.functions else "")
+        )
     if not changed:
         lines.append("- no file changed yet")
     lines.append("\n**Actions:**")
@@ -97,22 +104,40 @@ def _actions(root: Path, actions: Sequence[agentlog.Action]) -> list[str]:
     return out + dead[-6:]
 
 
-def latest(mem: "Memgit", task: str | None, memories: Sequence[fmt.Memory] | None = None) -> fmt.Memory | None:
+def latest(
+    mem: "Memgit", task: str | None, memories: Sequence[fmt.Memory] | None = None
+) -> fmt.Memory | None:
     """The task's newest active checkpoint that has not expired."""
     now = datetime.now(timezone.utc).isoformat()
     pool = memories if memories is not None else mem.list(kind="checkpoint", task_id=task)
     replaced = {old for m in pool for old in m.supersedes}  # two in one second: the newer replaced the older
-    found = [m for m in pool if m.kind == "checkpoint" and m.active and (task is None or m.task_id == task)
-             and not (m.expires and m.expires < now) and m.id not in replaced]
+    found = [
+        m
+        for m in pool
+        if m.kind == "checkpoint"
+        and m.active
+        and (task is None or m.task_id == task)
+        and not (m.expires and m.expires < now)
+        and m.id not in replaced
+    ]
     return found[0] if found else None
 
 
-def write(mem: "Memgit", *, task: str, intent: str | None = None, start_commit: str | None = None,
-          transcript: str | None = None, commit: bool = False) -> fmt.Memory:
+def write(
+    mem: "Memgit",
+    *,
+    task: str,
+    intent: str | None = None,
+    start_commit: str | None = None,
+    transcript: str | None = None,
+    commit: bool = False,
+) -> fmt.Memory:
     """Write the task's checkpoint (staged unless `commit`); returns the memory."""
     mem._require_store()
     repo = mem.writer.repo()
-    made = draft(repo.root, task=task, intent=intent, start_commit=start_commit, log=agentlog.read(transcript))
+    made = draft(
+        repo.root, task=task, intent=intent, start_commit=start_commit, log=agentlog.read(transcript)
+    )
     body = made.body
     budget = mem.config.memory_token_budget
     while fmt.count_tokens(body) > budget and "\n" in body:
@@ -123,11 +148,21 @@ def write(mem: "Memgit", *, task: str, intent: str | None = None, start_commit: 
     with mem.writer.writing():
         previous = latest(mem, task)
         memory = fmt.Memory(
-            id=fmt.new_id({m.id for m in mem.list(status=None)}), title=made.title, body=body,
-            kind="checkpoint", source="inferred", confidence=fmt.DEFAULT_CONFIDENCE["inferred"], task_id=task,
-            created=stamp.isoformat(), updated=stamp.isoformat(), tags=("checkpoint",), files=made.files,
-            symbols=made.symbols, supersedes=(previous.id,) if previous else (),
-            expires=(stamp + timedelta(days=TTL_DAYS)).isoformat())
+            id=fmt.new_id({m.id for m in mem.list(status=None)}),
+            title=made.title,
+            body=body,
+            kind="checkpoint",
+            source="inferred",
+            confidence=fmt.DEFAULT_CONFIDENCE["inferred"],
+            task_id=task,
+            created=stamp.isoformat(),
+            updated=stamp.isoformat(),
+            tags=("checkpoint",),
+            files=made.files,
+            symbols=made.symbols,
+            supersedes=(previous.id,) if previous else (),
+            expires=(stamp + timedelta(days=TTL_DAYS)).isoformat(),
+        )
         found = find_in_memory(memory)
         if found:
             raise MemgitError(f"the checkpoint would hold a secret in {found[0].where}; not written")
@@ -138,7 +173,9 @@ def write(mem: "Memgit", *, task: str, intent: str | None = None, start_commit: 
     return memory
 
 
-def save(mem: "Memgit", *, intent: str | None, task: str | None, session: str | None, commit: bool) -> fmt.Memory:
+def save(
+    mem: "Memgit", *, intent: str | None, task: str | None, session: str | None, commit: bool
+) -> fmt.Memory:
     """`memgit checkpoint`: the task from `--task`, `MEMGIT_TASK` or the rule of
     `memgit.taskid`; the session (given, or the agent's own from `CLAUDE_CODE_SESSION_ID`)
     supplies the starting commit and the transcript when memgit has seen it start."""
@@ -154,6 +191,15 @@ def save(mem: "Memgit", *, intent: str | None, task: str | None, session: str | 
     task = taskid.task_for(repo.root, explicit=task, session_id=session)
     start = state.start_commit if state is not None else None
     if start is None:  # no session seen: what the branch changed since the default branch
-        start = repostate.git(repo.root, "merge-base", "HEAD", repostate.default_branch(repo.root)).strip() or None
-    return write(mem, task=task, intent=intent, start_commit=start,
-                 transcript=state.transcript if state is not None else None, commit=commit)
+        start = (
+            repostate.git(repo.root, "merge-base", "HEAD", repostate.default_branch(repo.root)).strip()
+            or None
+        )
+    return write(
+        mem,
+        task=task,
+        intent=intent,
+        start_commit=start,
+        transcript=state.transcript if state is not None else None,
+        commit=commit,
+    )

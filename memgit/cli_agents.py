@@ -31,7 +31,9 @@ def hooks() -> None:
 
 @hooks.command()
 @click.argument("target")
-@click.option("--user", is_flag=True, help="Install in the user's settings (~/.claude, ~/.codex), for every project.")
+@click.option(
+    "--user", is_flag=True, help="Install in the user's settings (~/.claude, ~/.codex), for every project."
+)
 @click.option("--prompts", is_flag=True, help="Also recall for every prompt (UserPromptSubmit).")
 @click.option("--dry-run", is_flag=True, help="Print the change to the settings file; write nothing.")
 @click.pass_context
@@ -99,18 +101,24 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
 @click.command()
 @click.option("--intent", help="What the task is: action, object and purpose (default: the latest request).")
-@click.option("--task", "task_id", help="The task id (default: MEMGIT_TASK, the branch, or the agent session).")
+@click.option(
+    "--task", "task_id", help="The task id (default: MEMGIT_TASK, the branch, or the agent session)."
+)
 @click.option("--session", help="The agent session whose start and transcript to use.")
 @click.option("--commit", "commit", is_flag=True, help="Commit the checkpoint now instead of staging it.")
 @click.pass_context
-def checkpoint(ctx: click.Context, intent: str | None, task_id: str | None, session: str | None, commit: bool) -> None:
+def checkpoint(
+    ctx: click.Context, intent: str | None, task_id: str | None, session: str | None, commit: bool
+) -> None:
     """Save the current task's state as a checkpoint memory (staged, to ride with your commit)."""
     memory = _cli()._open(ctx).checkpoint(intent=intent, task_id=task_id, session=session, commit=commit)
     click.echo(memory.id)
 
 
 @click.command()
-@click.option("--task", "task_id", help="The task id (default: MEMGIT_TASK, the branch, or the agent session).")
+@click.option(
+    "--task", "task_id", help="The task id (default: MEMGIT_TASK, the branch, or the agent session)."
+)
 @click.option("--budget", type=click.IntRange(1), help="Token budget (default: [inject] budget, 600).")
 @click.option("--session", help="Leave out what memgit already gave this agent session.")
 @click.pass_context

@@ -30,8 +30,12 @@ Memgit = Any
 
 def capture_command(mem: "Memgit") -> str:
     config = mem.config
-    value = os.environ.get("MEMGIT_CAPTURE_COMMAND") or getattr(config, "capture_command", None) \
-        or config.extra.get("capture_command") or ""
+    value = (
+        os.environ.get("MEMGIT_CAPTURE_COMMAND")
+        or getattr(config, "capture_command", None)
+        or config.extra.get("capture_command")
+        or ""
+    )
     return str(value).strip()
 
 
@@ -39,9 +43,13 @@ def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str
     assert mem.repo is not None
     record = {
         "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "session_id": state.session_id, "agent": agent, "task": state.task,
-        "transcript": state.transcript, "start_commit": state.start_commit,
-        "end_commit": repostate.head(mem.repo.root), "reason": reason,
+        "session_id": state.session_id,
+        "agent": agent,
+        "task": state.task,
+        "transcript": state.transcript,
+        "start_commit": state.start_commit,
+        "end_commit": repostate.head(mem.repo.root),
+        "reason": reason,
     }
     path = mem.repo.git_dir / "memgit" / "sessions.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,11 +60,21 @@ def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str
         os.close(fd)
     command = capture_command(mem)
     if command:
-        args = [part.replace("{transcript}", state.transcript or "").replace("{session}", state.session_id)
-                for part in shlex.split(command)]
+        args = [
+            part.replace("{transcript}", state.transcript or "").replace("{session}", state.session_id)
+            for part in shlex.split(command)
+        ]
         env = dict(os.environ)
         env.update({f"MEMGIT_SESSION_{k.upper()}": str(v or "") for k, v in record.items()})
         with open(os.devnull, "r+b") as null:
-            subprocess.Popen(args, cwd=mem.repo.root, stdin=null, stdout=null, stderr=null, env=env,
-                             start_new_session=True, close_fds=True)
+            subprocess.Popen(
+                args,
+                cwd=mem.repo.root,
+                stdin=null,
+                stdout=null,
+                stderr=null,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
     return record

@@ -47,7 +47,8 @@ def log(cwd: Path, agent: str, event: str, message: str) -> None:
     git_dir = _git_dir(cwd)
     if git_dir is None:
         return
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {agent} {event}: {' '.join(message.split())[:500]}\n"
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{when} {agent} {event}: {' '.join(message.split())[:500]}\n"
     try:
         path = git_dir / "memgit" / "hooks.log"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,9 +96,14 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     if state is None or (event == "session-start" and source in ("startup", "clear")):
         from memgit import repostate
 
-        state = known.SessionState(session_id, agent, taskid.task_for(root, session_id=session_id),
-                                   repostate.head(root), transcript,
-                                   time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        state = known.SessionState(
+            session_id,
+            agent,
+            taskid.task_for(root, session_id=session_id),
+            repostate.head(root),
+            transcript,
+            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
         known.prune(git_dir)
     state.transcript = transcript or state.transcript
     out = ""
@@ -132,8 +138,10 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
 def _context(event: str, text: str) -> str:
     if not text:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": HOOK_NAMES[event], "additionalContext": text}},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": HOOK_NAMES[event], "additionalContext": text}},
+        ensure_ascii=False,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

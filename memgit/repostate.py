@@ -24,8 +24,15 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 def git(root: Path, *args: str) -> str:
     """stdout of a git command, "" when it fails (the state is best effort)."""
     try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL, timeout=10)
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return done.stdout if done.returncode == 0 else ""
@@ -106,7 +113,9 @@ def _functions(path: Path, hunks: Sequence[tuple[int, int, str]]) -> list[str]:
                         names[span[2]] = None
             return list(names)[:20]
     for _, _, header in hunks:
-        match = re.search(r"([A-Za-z_][\w.:$]*)\s*\(", header) or re.search(r"([A-Za-z_]\w*)\s*[{:]?\s*$", header)
+        match = re.search(r"([A-Za-z_][\w.:$]*)\s*\(", header) or re.search(
+            r"([A-Za-z_]\w*)\s*[{:]?\s*$", header
+        )
         if match:
             names[match.group(1)] = None
     return list(names)[:20]

@@ -24,8 +24,13 @@ from typing import Mapping
 from memgit import repostate
 
 
-def task_for(root: Path, *, explicit: str | None = None, session_id: str | None = None,
-             environ: Mapping[str, str] | None = None) -> str:
+def task_for(
+    root: Path,
+    *,
+    explicit: str | None = None,
+    session_id: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str:
     environ = os.environ if environ is None else environ
     for given in (explicit, environ.get("MEMGIT_TASK")):
         if given and given.strip():

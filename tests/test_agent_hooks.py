@@ -23,23 +23,35 @@ SESSIONS = {"claude": "5b2c9a8e-1111-4c2d-9e3f-0123456789ab", "codex": "019aad50
 TRANSCRIPTS = {"claude": "transcript.jsonl", "codex": "rollout.jsonl"}
 END = {"claude": ("session-end", "session_end.json"), "codex": ("stop", "stop.json")}
 
-AUTH = "def login(req):\n    return redirect('/home')\n\n\nclass Views:\n    def home(self):\n        return 'home'\n"
+AUTH = (
+    "def login(req):\n    return redirect('/home')\n\n\n"
+    "class Views:\n    def home(self):\n        return 'home'\n"
+)
 AUTH_EDITED = (
     "def login(req):\n    return redirect(safe_next(req) or '/home')\n\n\n"
-    "def safe_next(req):\n    nxt = req.args.get('next', '')\n    return nxt if nxt.startswith('/') else None\n\n\n"
+    "def safe_next(req):\n    nxt = req.args.get('next', '')\n"
+    "    return nxt if nxt.startswith('/') else None\n\n\n"
     "class Views:\n    def home(self):\n        return 'home'\n"
 )
 
 
 def hook(agent: str, event: str, payload: bytes | str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     data = payload.encode() if isinstance(payload, str) else payload
-    return subprocess.run([sys.executable, "-m", "memgit.hookrun", agent, event], input=data, cwd=cwd,
-                          capture_output=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "memgit.hookrun", agent, event],
+        input=data,
+        cwd=cwd,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def payload(agent: str, name: str, project: Path, transcript: Path | None = None, **changes: str) -> str:
     data = json.loads((DATA / agent / name).read_text())
-    data = json.loads(json.dumps(data).replace("{cwd}", str(project)).replace("{transcript}", str(transcript or "")))
+    data = json.loads(
+        json.dumps(data).replace("{cwd}", str(project)).replace("{transcript}", str(transcript or ""))
+    )
     data.update(changes)
     return json.dumps(data)
 
@@ -87,12 +99,18 @@ def _pinned_and_lesson() -> str:
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
-def test_a_session_with_a_compaction(agent: str, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_session_with_a_compaction(
+    agent: str, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     transcript = transcript_for(agent, project, tmp_path)
     start_commit = git(project, "rev-parse", "HEAD").strip()
 
     # Session start: the pinned memory, then what the branch is about; not the unrelated one.
-    text = context(hook(agent, "session-start", payload(agent, "session_start_startup.json", project, transcript), project))
+    text = context(
+        hook(
+            agent, "session-start", payload(agent, "session_start_startup.json", project, transcript), project
+        )
+    )
     assert text == _pinned_and_lesson()
     assert count_tokens(text) <= 600
 
@@ -107,23 +125,40 @@ def test_a_session_with_a_compaction(agent: str, project: Path, tmp_path: Path, 
     assert "kind: checkpoint\n" in checkpoint and "task_id: fix/login-redirect\n" in checkpoint
     assert "expires: " in checkpoint and "- src/auth.py::safe_next\n" in checkpoint
     body = checkpoint.split("---\n", 2)[2]
-    assert ("**Intent:** Fix the login redirect bug in src/auth.py so that users land on the page they asked for\n"
-            "**Plan:** The test expects open-redirect protection: I'll make safe_next() accept only relative paths, "
-            "to keep the redirect safe.\n") in body
-    assert f"**State** (files changed since {start_commit[:10]}):\n- `src/auth.py`: `login`, `safe_next`\n" in body
+    assert (
+        "**Intent:** Fix the login redirect bug in src/auth.py so that users land on the page they asked for\n"
+        "**Plan:** The test expects open-redirect protection: I'll make safe_next() accept only relative paths, "
+        "to keep the redirect safe.\n"
+    ) in body
+    assert (
+        f"**State** (files changed since {start_commit[:10]}):\n- `src/auth.py`: `login`, `safe_next`\n"
+        in body
+    )
     assert "`Views.home`" not in body  # unchanged methods are not named
-    dead_end = ("- dead end: tried `pytest -q tests/test_auth.py` — failed: "
-                "FAILED tests/test_auth.py::test_next_param - AssertionError: open redirect")
+    dead_end = (
+        "- dead end: tried `pytest -q tests/test_auth.py` — failed: "
+        "FAILED tests/test_auth.py::test_next_param - AssertionError: open redirect"
+    )
     if agent == "claude":
-        assert ("**Actions:**\n- read: `src/auth.py`, `redirect(`\n- changed: `src/auth.py`\n"
-                "- delegated: `Find callers of login`\n" + dead_end + "\n") in body
+        assert (
+            "**Actions:**\n- read: `src/auth.py`, `redirect(`\n- changed: `src/auth.py`\n"
+            "- delegated: `Find callers of login`\n" + dead_end + "\n"
+        ) in body
         assert "grep -rn" not in body  # the sub-agent's own calls stay in its side chain
     else:
-        assert ("**Actions:**\n- changed: `src/auth.py`\n- ran: `sed -n 1,40p src/auth.py`\n" + dead_end) in body
+        assert (
+            "**Actions:**\n- changed: `src/auth.py`\n- ran: `sed -n 1,40p src/auth.py`\n" + dead_end
+        ) in body
 
     # After the compaction: the checkpoint first, then the pinned memory and the lesson again.
-    text = context(hook(agent, "session-start", payload(agent, "session_start_compact.json", project, transcript), project))
-    assert text.startswith("## Memories recalled by memgit\n\n### Checkpoint fix/login-redirect: Fix the login redirect")
+    text = context(
+        hook(
+            agent, "session-start", payload(agent, "session_start_compact.json", project, transcript), project
+        )
+    )
+    assert text.startswith(
+        "## Memories recalled by memgit\n\n### Checkpoint fix/login-redirect: Fix the login redirect"
+    )
     assert "**State** (files changed since" in text and "`safe_next`" in text
     assert text.index("m-pin001") > text.index("Checkpoint") and "m-redir1" in text and "m-bill01" not in text
     assert count_tokens(text) <= 600
@@ -138,17 +173,23 @@ def test_a_session_with_a_compaction(agent: str, project: Path, tmp_path: Path, 
     # `memgit recall --session` skips what the session was given.
     mem = memgit.open(project, warn=lambda message: None)
     ids = [h.id for h in mem.recall("session cookie sign-in", min_score=0, session=SESSIONS[agent])]
-    assert "m-cook01" not in ids and "m-cook01" in [h.id for h in mem.recall("session cookie sign-in", min_score=0)]
+    assert "m-cook01" not in ids and "m-cook01" in [
+        h.id for h in mem.recall("session cookie sign-in", min_score=0)
+    ]
 
     # The end: recorded, and handed to the extractor, without waiting for it.
     marker = tmp_path / "captured"
-    monkeypatch.setenv("MEMGIT_CAPTURE_COMMAND",
-                       f"{sys.executable} -c \"import pathlib,sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])\" "
-                       f"{marker} {{transcript}}")
+    monkeypatch.setenv(
+        "MEMGIT_CAPTURE_COMMAND",
+        f'{sys.executable} -c "import pathlib,sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])" '
+        f"{marker} {{transcript}}",
+    )
     event, name = END[agent]
     done = hook(agent, event, payload(agent, name, project, transcript), project)
     assert done.returncode == 0 and done.stdout == b""
-    (record,) = [json.loads(line) for line in (project / ".git" / "memgit" / "sessions.jsonl").read_text().splitlines()]
+    (record,) = [
+        json.loads(line) for line in (project / ".git" / "memgit" / "sessions.jsonl").read_text().splitlines()
+    ]
     assert record["session_id"] == SESSIONS[agent] and record["agent"] == agent
     assert record["task"] == "fix/login-redirect" and record["transcript"] == str(transcript)
     assert record["start_commit"] == start_commit and record["end_commit"] == start_commit
@@ -170,7 +211,10 @@ def test_resume_command_and_a_session_in_chinese(project: Path, tmp_path: Path) 
     assert hook("claude", "pre-compact", pre, project).stdout == b""
     mem = memgit.open(project, warn=lambda message: None)
     (point,) = mem.list(kind="checkpoint")
-    assert point.title == "Checkpoint fix/login-redirect: 修复 src/auth.py 里的登录跳转问题，让用户回到原来的页面"
+    assert (
+        point.title
+        == "Checkpoint fix/login-redirect: 修复 src/auth.py 里的登录跳转问题，让用户回到原来的页面"
+    )
     assert "**Plan:** 我先检查 login() 的实现，然后只允许相对路径跳转。" in point.body
     given = mem.resume()
     assert given.text.startswith(f"## Memories recalled by memgit\n\n### {point.title}\n")
@@ -188,7 +232,9 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("event", ["session-start", "user-prompt", "pre-compact", "session-end", "stop", "bogus"])
+@pytest.mark.parametrize(
+    "event", ["session-start", "user-prompt", "pre-compact", "session-end", "stop", "bogus"]
+)
 def test_every_entry_point_fails_open(event: str, project: Path) -> None:
     log = project / ".git" / "memgit" / "hooks.log"
     for name, data in BAD.items():
@@ -205,8 +251,13 @@ def test_fails_open_without_memory_or_repository(repo: Path, tmp_path: Path) -> 
     assert "no .memory/" in (repo / ".git" / "memgit" / "hooks.log").read_text()
     no_session = payload("codex", "session_start_startup.json", repo, session_id="")
     assert hook("codex", "session-start", no_session, repo).stdout == b""
-    gone = subprocess.run("/nonexistent/python -m memgit.hookrun claude session-start 2>/dev/null || true",
-                          shell=True, input=b"{}", capture_output=True, check=False)
+    gone = subprocess.run(
+        "/nonexistent/python -m memgit.hookrun claude session-start 2>/dev/null || true",
+        shell=True,
+        input=b"{}",
+        capture_output=True,
+        check=False,
+    )
     assert (gone.returncode, gone.stdout, gone.stderr) == (0, b"", b"")
 
 
@@ -218,7 +269,12 @@ def test_a_held_lock_does_not_block_the_hook(project: Path, tmp_path: Path) -> N
     os.environ["MEMGIT_LOCK_TIMEOUT"] = "0.2"
     try:
         with gitrepo.write_lock(mem.writer.repo()):
-            done = hook("claude", "pre-compact", payload("claude", "pre_compact_auto.json", project, transcript), project)
+            done = hook(
+                "claude",
+                "pre-compact",
+                payload("claude", "pre_compact_auto.json", project, transcript),
+                project,
+            )
     finally:
         del os.environ["MEMGIT_LOCK_TIMEOUT"]
     assert (done.returncode, done.stdout) == (0, b"")
@@ -232,17 +288,26 @@ def test_session_start_with_the_real_embedder(project: Path, monkeypatch: pytest
     start = payload("claude", "session_start_startup.json", project, session_id="minilm-session")
     text = context(hook("claude", "session-start", start, project))
     assert text == _pinned_and_lesson()
-    done = hook("claude", "user-prompt", payload("claude", "user_prompt.json", project, session_id="minilm-session"),
-                project)
+    done = hook(
+        "claude",
+        "user-prompt",
+        payload("claude", "user_prompt.json", project, session_id="minilm-session"),
+        project,
+    )
     assert "m-cook01" in context(done, "UserPromptSubmit")
     assert not (project / ".git" / "memgit" / "hooks.log").exists()
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_resume_keeps_what_the_session_holds_and_clear_starts_over(agent: str, project: Path) -> None:
-    startup = context(hook(agent, "session-start", payload(agent, "session_start_startup.json", project), project))
+    startup = context(
+        hook(agent, "session-start", payload(agent, "session_start_startup.json", project), project)
+    )
     # A resumed session still holds what it was given (the agent replays it): nothing new.
     resumed = hook(agent, "session-start", payload(agent, "session_start_resume.json", project), project)
     assert (resumed.returncode, resumed.stdout) == (0, b"")
     # /clear wipes the context: everything again.
-    assert context(hook(agent, "session-start", payload(agent, "session_start_clear.json", project), project)) == startup
+    assert (
+        context(hook(agent, "session-start", payload(agent, "session_start_clear.json", project), project))
+        == startup
+    )

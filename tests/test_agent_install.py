@@ -24,7 +24,7 @@ def test_install_merges_keeps_formatting_and_uninstall_restores_the_bytes(repo: 
     original = settings.read_bytes()
 
     dry = run("-C", str(repo), "hooks", "install", "claude", "--dry-run")
-    assert dry.exit_code == 0 and "+        \"PreCompact\": [" in dry.stdout
+    assert dry.exit_code == 0 and '+        "PreCompact": [' in dry.stdout
     assert settings.read_bytes() == original  # a dry run writes nothing
 
     assert run("-C", str(repo), "hooks", "install", "claude").exit_code == 0
