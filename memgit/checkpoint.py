@@ -135,13 +135,14 @@ def write(
     """Write the task's checkpoint (staged unless `commit`); returns the memory."""
     mem._require_store()
     repo = mem.writer.repo()
-    made = draft(
-        repo.root, task=task, intent=intent, start_commit=start_commit, log=agentlog.read(transcript)
-    )
+    log = agentlog.read(transcript)
+    if not intent and not log.prompts and not log.actions and not repostate.changed_since(repo.root, start_commit):
+        raise MemgitError("nothing to checkpoint yet: no request, no action and no changed file")
+    made = draft(repo.root, task=task, intent=intent, start_commit=start_commit, log=log)
     body = made.body
     budget = mem.config.memory_token_budget
     while fmt.count_tokens(body) > budget and "\n" in body:
-        body = body.rsplit("\n", 1)[0]  # the oldest lines first: intent and state come first
+        body = body.rsplit("\n", 1)[0]  # from the end: intent and state matter most
     stamp = datetime.now(timezone.utc).replace(microsecond=0)
     from memgit.credentials import find_in_memory
 
@@ -163,6 +164,9 @@ def write(
             supersedes=(previous.id,) if previous else (),
             expires=(stamp + timedelta(days=TTL_DAYS)).isoformat(),
         )
+        if find_in_memory(memory) and "\n**Actions:**" in body:
+            # A command line with a credential in it: keep intent and state, drop the actions.
+            memory = replace(memory, body=body.split("\n**Actions:**")[0].rstrip())
         found = find_in_memory(memory)
         if found:
             raise MemgitError(f"the checkpoint would hold a secret in {found[0].where}; not written")

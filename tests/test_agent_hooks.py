@@ -311,3 +311,27 @@ def test_resume_keeps_what_the_session_holds_and_clear_starts_over(agent: str, p
         context(hook(agent, "session-start", payload(agent, "session_start_clear.json", project), project))
         == startup
     )
+
+
+def test_checkpoint_keeps_credentials_out_and_refuses_an_empty_one(project: Path, tmp_path: Path) -> None:
+    mem = memgit.open(project, warn=lambda message: None)
+    with pytest.raises(memgit.MemgitError, match="nothing to checkpoint yet"):
+        mem.checkpoint(task_id="T-1")
+    transcript = tmp_path / "secret.jsonl"
+    command = "curl -u deploy:Zq8vK2mN4pR7sT1w https://ci.example.com/api/build"
+    transcript.write_text(
+        json.dumps({"type": "user", "message": {"role": "user", "content": "trigger the deploy build"}})
+        + "\n"
+        + json.dumps(
+            {
+                "type": "assistant",
+                "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}]},
+            }
+        )
+        + "\n"
+    )
+    from memgit import checkpoint
+
+    made = checkpoint.write(mem, task="T-1", transcript=str(transcript))
+    assert made.body.startswith("**Intent:** trigger the deploy build") and "Zq8vK2mN4pR7sT1w" not in made.body
+    assert "**Actions:**" not in made.body and "**State**" in made.body
