@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
 from memgit import gitrepo, lookup, patch
-from memgit.history import Change, changes_of
+from memgit.history import Change, changes_of, path_in_history
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
@@ -386,7 +386,7 @@ class Memgit:
         """The memory's commits, newest first, with the front-matter fields each changed."""
         self._require_store()
         repo = self.writer.repo()
-        return changes_of(repo, self._path_in_history(repo, ref), self.config.kinds)
+        return changes_of(repo, path_in_history(repo, self.memory_dir, ref, lambda: self.get(ref)), self.config.kinds)
 
     def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
         """Restore a memory to its content at revision `to`, as a new commit.
@@ -407,19 +407,6 @@ class Memgit:
         from memgit.memdiff import diff
 
         return diff(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range)
-
-    def _path_in_history(self, repo: gitrepo.Repo, ref: str) -> Path:
-        """The file of a memory, or of a deleted one (by its id) as it was last committed."""
-        try:
-            return self.memory_dir / self.get(ref).path
-        except MemgitError:
-            if not fmt.ID_RE.match(ref.strip()):
-                raise
-            under = os.path.relpath(self.memory_dir, repo.root)
-            path = gitrepo.deleted_path(repo, ref.strip(), under)
-            if path is None:
-                raise
-            return repo.root / path
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
@@ -462,21 +449,7 @@ class Memgit:
                 allow_secret=allow_secret,
                 progress=progress,
             )
-            store = self.store
-            change = self.writer.change(f"memory: import {len(memories)} memories", commit)
-            taken: set[str] = set()
-            for memory in memories:
-                rel = store.new_path(memory, taken)
-                taken.add(rel)
-                change.write(rel, fmt.dump(replace(memory, path=rel)))
-            report.commit = self.writer.land(change)
-            if report.present and commit:
-                # An earlier run wrote them but its commit failed (a hook): this run finishes it.
-                present = set(report.present_ids)
-                paths = [self.memory_dir / m.path for m in existing if m.id in present]
-                todo = gitrepo.not_committed(self.writer.repo(), [p for p in paths if p.exists()], self.memory_dir)
-                if todo:
-                    report.commit = self.writer.commit(todo, f"memory: import {len(todo)} memories", commit)
+            report.commit = transfer.land(self.writer, self.store, existing, memories, report, commit)
         if memories:
             self.index.embed_pending(progress=embed_progress)
         return report
@@ -510,17 +483,21 @@ class Memgit:
         budget_tokens: int | None = None,
         include_archived: bool = False,
         record: bool = True,
+        session: str | None = None,
     ) -> builtins.list["Hit"]:
         """The memories that best answer `query`, best first.
 
-        `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget.
+        `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
+        `session` leaves out what memgit already gave that agent session.
         """
         from memgit import recall as recall_mod
 
+        k = self.config.recall_k if k is None else k
+        skip = set(self._known(session))
         hits = recall_mod.recall(
             self.index,
             query,
-            k=self.config.recall_k if k is None else k,
+            k=k + len(skip),
             task_id=task_id,
             kinds=kinds,
             min_score=min_score,
@@ -529,6 +506,7 @@ class Memgit:
             config=self.config,
             path_prefix=self._path_prefix(),
         )
+        hits = [h for h in hits if h.id not in skip][:k]
         if record and self.repo is not None:
             recall_mod.record_recall(
                 self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits], warn=self.warn
@@ -565,6 +543,28 @@ class Memgit:
             record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
                           warn=self.warn)
         return given
+
+    def _known(self, session: str | None) -> builtins.list[str]:
+        from memgit import known
+
+        state = known.load(self.repo.git_dir, session) if session and self.repo is not None else None
+        return state.known if state is not None else []
+
+    # -- agent sessions: see memgit.checkpoint and memgit.briefing --------------------------
+
+    def checkpoint(self, *, intent: str | None = None, task_id: str | None = None, session: str | None = None,
+                   commit: bool = False) -> Memory:
+        """Save the current task's state as a checkpoint memory (staged unless `commit`)."""
+        from memgit import checkpoint
+
+        return checkpoint.save(self, intent=intent, task=task_id, session=session, commit=commit)
+
+    def resume(self, *, task_id: str | None = None, budget: int | None = None,
+               session: str | None = None) -> "Injection":
+        """What an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
+        from memgit import briefing
+
+        return briefing.resume(self, task=task_id, budget=budget, known=self._known(session))
 
     def _path_prefix(self) -> str:
         base = self.repo.root if self.repo is not None else self.memory_dir

@@ -424,11 +424,12 @@ def export(ctx: click.Context, active_only: bool) -> None:
 @click.option("--all", "include_archived", is_flag=True, help="Include archived memories.")
 @click.option("--explain", is_flag=True,
               help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
+@click.option("--session", metavar="ID", help="Leave out memories memgit already gave this agent session.")
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
            min_score: float | None, budget: int | None, fmt: str, include_archived: bool, explain: bool,
-           as_json: bool) -> None:
+           session: str | None, as_json: bool) -> None:
     """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
     if query == "-":
         query = sys.stdin.read()
@@ -444,7 +445,7 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
             click.echo(given.reason, err=True)
         return
     hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
-                      include_archived=include_archived)
+                      include_archived=include_archived, session=session)
     reason = "nothing relevant found"
     if budget is not None:
         from memgit.inject import fit
@@ -566,6 +567,11 @@ def stats(ctx: click.Context, since: str | None, as_json: bool) -> None:
 from memgit.cli_capture import capture  # noqa: E402 - the command lives in its own module
 
 cli.add_command(capture)
+
+from memgit.cli_agents import COMMANDS as _AGENT_COMMANDS  # noqa: E402 - after `cli` exists
+
+for _command in _AGENT_COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

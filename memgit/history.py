@@ -117,3 +117,17 @@ def rollback(writer: Writer, store: Store, ref: str, to: str, *, commit: bool,
     change.write(rel, text)
     writer.land(change)
     return replace(old, path=rel)
+
+
+def path_in_history(repo: gitrepo.Repo, memory_dir: Path, ref: str, current: Callable[[], Memory]) -> Path:
+    """The file of a memory (`current()` finds it), or of a deleted one (by its id) as it was
+    last committed."""
+    try:
+        return memory_dir / current().path
+    except MemgitError:
+        if not fmt.ID_RE.match(ref.strip()):
+            raise
+        path = gitrepo.deleted_path(repo, ref.strip(), os.path.relpath(memory_dir, repo.root))
+        if path is None:
+            raise
+        return repo.root / path

@@ -328,7 +328,9 @@ class Index:
             "symbols": json.dumps(list(m.symbols), ensure_ascii=False),
             "supersedes": json.dumps(list(m.supersedes), ensure_ascii=False),
             "status": m.status, "expires": m.expires,
-            "extra": json.dumps(dict(m.extra), ensure_ascii=False, default=str),
+            # `pinned` rides in the extra column: no schema change, and an index built before
+            # the field existed already holds it there.
+            "extra": json.dumps({**m.extra, **({"pinned": True} if m.pinned else {})}, ensure_ascii=False, default=str),
             "body": m.body, "sha": item.sha,
         }
         new_text_sha = text_sha(embed_text(m.title, m.body))
@@ -556,12 +558,14 @@ class Index:
 def _row_memory(row: Sequence[Any]) -> Memory:
     (mid, rel, title, kind, entity, confidence, source, task_id, created, updated,
      tags, files, symbols, supersedes, status, expires, extra, body) = row
+    extra = json.loads(extra or "{}")
+    pinned = extra.pop("pinned", False) is True
     return Memory(
         id=mid, title=title, body=body or "", kind=kind or "fact", entity=entity or "",
         confidence=float(confidence if confidence is not None else 0.5), source=source or "user",
         task_id=task_id, created=created, updated=updated,
         tags=tuple(json.loads(tags or "[]")), files=tuple(json.loads(files or "[]")),
         symbols=tuple(json.loads(symbols or "[]")), supersedes=tuple(json.loads(supersedes or "[]")),
-        status=status, expires=expires, extra=json.loads(extra or "{}"), path=rel,
+        status=status, expires=expires, pinned=pinned, extra=extra, path=rel,
     )
 

@@ -168,6 +168,7 @@ def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) 
         supersedes=values.get("supersedes", ()),
         status=status,
         expires=values.get("expires"),
+        pinned=_pinned(meta.get("pinned"), lambda message: flag("pinned", message)),
         extra=extra,
         path=rel_path,
     )
@@ -387,3 +388,15 @@ def _blocks(front: str) -> list[tuple[str, list[str]]]:
 
 def _scalar(value: Any) -> bool:
     return isinstance(value, (str, int, float)) and not (isinstance(value, float) and math.isnan(value))
+
+
+def _pinned(value: Any, flag: Callable[[str | None], None]) -> bool:
+    """`pinned: true` (also yes/on/1 in any case); anything else is not pinned."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1", "false", "no", "off", "0", ""):
+        flag(f"write 'pinned: true' or leave the key out (it is read as {text in ('true', 'yes', 'on', '1')})")
+        return text in ("true", "yes", "on", "1")
+    flag(f"'pinned' must be true or false; {value!r} is read as false")
+    return False

@@ -47,7 +47,7 @@ class Lifecycle:
         c = self.i.config
         checkpoints: list[Memory] = []
         for memory in sorted(self.active(), key=lambda m: m.id):
-            if memory.extra.get("pinned") is True:
+            if memory.pinned:
                 continue
             use = self.i.usage.of(memory.id)
             age = self.age_days(memory)
@@ -134,7 +134,7 @@ class Lifecycle:
         for memory in sorted(self.active(), key=lambda m: m.id):
             use = self.i.usage.of(memory.id)
             sessions = len(use.used_sessions)
-            pinned = memory.extra.get("pinned") is True
+            pinned = memory.pinned
             if not pinned and sessions >= c.reflect_pin_sessions and use.recalls and self.editable(memory):
                 change = self.edit(memory, pinned=True)
                 self.add(
@@ -158,7 +158,7 @@ class Lifecycle:
                         if last
                         else f"not used or recalled since its update on {_day(memory)} ({idle:.0f} days ago)"
                     )
-                    change = self.edit(memory, pinned=None)
+                    change = self.edit(memory, pinned=False)
                     self.add(
                         Proposal(
                             "unpin",

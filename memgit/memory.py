@@ -48,6 +48,7 @@ FIELDS: tuple[str, ...] = (
     "supersedes",
     "status",
     "expires",
+    "pinned",
 )
 LIST_FIELDS = ("tags", "files", "symbols", "supersedes")
 TEXT_FIELDS = ("id", "title", "kind", "entity", "source", "task_id", "status")
@@ -78,6 +79,7 @@ class Memory:
     supersedes: tuple[str, ...] = ()
     status: str = "active"
     expires: str | None = None
+    pinned: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     path: str = field(default="", compare=False)
 
@@ -336,6 +338,8 @@ def dump(memory: Memory) -> str:
         meta["status"] = memory.status
     if memory.expires:
         meta["expires"] = memory.expires
+    if memory.pinned:
+        meta["pinned"] = True
     meta.update(memory.extra)
     text = "---\n" + _yaml().dump(meta) + "---\n"
     body = memory.body.strip()

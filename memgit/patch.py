@@ -125,7 +125,8 @@ def _blocks(lines: list[str], close: int) -> dict[str, tuple[int, int]] | None:
 
 def _render(key: str, value: Any, newline: str) -> str:
     """`key: value` as memgit writes it, or "" when memgit leaves the key out."""
-    if value is None or value == "" or value == () or value == [] or (key == "status" and value == "active"):
+    if (value is None or value == "" or value == () or value == [] or (key == "status" and value == "active")
+            or (key == "pinned" and value is False)):
         return ""
     if isinstance(value, tuple):
         value = list(value)

@@ -1,4 +1,4 @@
-"""Moving memories in and out as JSON Lines: the import plan, free of I/O.
+"""Moving memories in and out as JSON Lines: the import plan (free of I/O), and its landing.
 
 Import is faithful: every valid line becomes one memory and keeps its `id` (or gets one) (references from
 outside stay valid) and its unknown fields. Over-budget bodies and exact duplicates are
@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
+from memgit import gitrepo
 from memgit import memory as fmt
 from memgit.credentials import find_in_memory
 from memgit.errors import MemgitError
 from memgit.memory import Memory
+from memgit.store import Store
+from memgit.writer import Writer
 
 
 @dataclass
@@ -139,3 +142,26 @@ def content_id(title: str, body: str, known: Mapping[str, str]) -> str:
         if known.get(candidate, key) == key:
             return candidate
     return fmt.new_id(set(known))
+
+
+def land(writer: Writer, store: Store, existing: Sequence[Memory], memories: Sequence[Memory],
+         report: ImportReport, commit: bool) -> str | None:
+    """Write the planned memories as one change set (call under `writer.writing()`).
+
+    Lines already present whose files an earlier run wrote but could not commit (a rejecting
+    hook) are committed now: re-running the import is how a user finishes it.
+    """
+    change = writer.change(f"memory: import {len(memories)} memories", commit)
+    taken: set[str] = set()
+    for memory in memories:
+        rel = store.new_path(memory, taken)
+        taken.add(rel)
+        change.write(rel, fmt.dump(replace(memory, path=rel)))
+    sha = writer.land(change)
+    if report.present and commit:
+        present = set(report.present_ids)
+        paths = [store.root / m.path for m in existing if m.id in present]
+        todo = gitrepo.not_committed(writer.repo(), [p for p in paths if p.exists()], store.root)
+        if todo:
+            sha = writer.commit(todo, f"memory: import {len(todo)} memories", commit)
+    return sha

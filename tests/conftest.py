@@ -37,6 +37,8 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "none")
     # No background model servers from tests, except the one test of them.
     monkeypatch.setenv("MEMGIT_INDEX_WARM", "0")
+    # No detached capture at session end either, except in the test of that hand-off.
+    monkeypatch.setenv("MEMGIT_CAPTURE_COMMAND", "none")
     # No background embedding jobs either, except in tests/test_embedjob.py.
     monkeypatch.setenv("MEMGIT_INDEX_BACKGROUND", "0")
     (home / "run").mkdir()

@@ -28,7 +28,7 @@ OWNERS = {
     "mcp": "mcpserver",
     "pydantic": "mcpserver",
 }
-ADAPTERS = {"cli", "api", "__main__", "__init__", "mcpserver", "githooks"}
+ADAPTERS = {"cli", "api", "__main__", "__init__", "mcpserver", "githooks", "hookrun"}  # hookrun: the agent hooks' adapter
 
 
 def imports(path: Path) -> set[str]:

@@ -1,0 +1,135 @@
+"""`memgit hooks`, `memgit checkpoint`, `memgit resume`: memgit in an agent's sessions.
+
+Registered on the main group by `memgit.cli`; like it, only parses, calls and prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memgit.errors import MemgitError
+
+
+def _cli():  # type: ignore[no-untyped-def]
+    from memgit import cli
+
+    return cli
+
+
+def _root(ctx: click.Context) -> Path:
+    from memgit.gitrepo import require
+
+    return require(Path(ctx.find_root().obj.get("path", ".")).resolve()).root
+
+
+@click.group()
+def hooks() -> None:
+    """Install, check and remove memgit's hooks in a coding agent (claude, codex)."""
+
+
+@hooks.command()
+@click.argument("target")
+@click.option(
+    "--user", is_flag=True, help="Install in the user's settings (~/.claude, ~/.codex), for every project."
+)
+@click.option("--prompts", is_flag=True, help="Also recall for every prompt (UserPromptSubmit).")
+@click.option("--dry-run", is_flag=True, help="Print the change to the settings file; write nothing.")
+@click.pass_context
+def install(ctx: click.Context, target: str, user: bool, prompts: bool, dry_run: bool) -> None:
+    """Add memgit's hooks to TARGET's settings (merged: other hooks stay as they are)."""
+    from memgit import agenthooks
+
+    plan = agenthooks.target(target).install(_root(ctx), user=user, prompts=prompts)
+    _finish(plan, dry_run, f"installed memgit's {target} hooks in {plan.path}")
+
+
+@hooks.command()
+@click.argument("target")
+@click.option("--user", is_flag=True, help="Remove them from the user's settings instead of the project's.")
+@click.option("--dry-run", is_flag=True, help="Print the change to the settings file; write nothing.")
+@click.pass_context
+def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> None:
+    """Remove exactly the hooks 'memgit hooks install' added to TARGET's settings."""
+    from memgit import agenthooks
+
+    plan = agenthooks.target(target).uninstall(_root(ctx), user=user)
+    _finish(plan, dry_run, f"removed memgit's {target} hooks from {plan.path}")
+
+
+def _finish(plan, dry_run: bool, done: str) -> None:  # type: ignore[no-untyped-def]
+    from memgit import agenthooks
+
+    if dry_run:
+        click.echo(plan.diff, nl=False)
+        if not plan.changed:
+            click.echo(f"{plan.path}: nothing to change", err=True)
+        return
+    if not plan.changed:
+        click.echo(f"{plan.path} is already as it should be; nothing to do", err=True)
+        return
+    agenthooks.apply(plan)
+    click.echo(done, err=True)
+
+
+@hooks.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Which agents have memgit's hooks, where, and whether their command runs."""
+    from memgit import agenthooks
+
+    root = _root(ctx)
+    rows = [row for t in agenthooks.TARGETS.values() for row in t.status(root)]
+    from memgit.gitrepo import require
+
+    log = require(root).git_dir / "memgit" / "hooks.log"
+    last = log.read_text(encoding="utf-8", errors="replace").splitlines()[-1:] if log.exists() else []
+    if as_json:
+        _cli()._json({"targets": rows, "last_failure": last[0] if last else None})
+        return
+    for row in rows:
+        state = ", ".join(row["events"]) if row["events"] else "not installed"
+        click.echo(f"{row['agent']:<7}{row['scope']:<8}{state}  ({row['path']})")
+        for key in ("problem", "note"):
+            if row.get(key):
+                click.echo(f"        {key}: {row[key]}")
+    if last:
+        click.echo(f"last hook failure: {last[0]}  (see {log})")
+
+
+@click.command()
+@click.option("--intent", help="What the task is: action, object and purpose (default: the latest request).")
+@click.option(
+    "--task", "task_id", help="The task id (default: MEMGIT_TASK, the branch, or the agent session)."
+)
+@click.option("--session", help="The agent session whose start and transcript to use.")
+@click.option("--commit", "commit", is_flag=True, help="Commit the checkpoint now instead of staging it.")
+@click.pass_context
+def checkpoint(
+    ctx: click.Context, intent: str | None, task_id: str | None, session: str | None, commit: bool
+) -> None:
+    """Save the current task's state as a checkpoint memory (staged, to ride with your commit)."""
+    memory = _cli()._open(ctx).checkpoint(intent=intent, task_id=task_id, session=session, commit=commit)
+    click.echo(memory.id)
+
+
+@click.command()
+@click.option(
+    "--task", "task_id", help="The task id (default: MEMGIT_TASK, the branch, or the agent session)."
+)
+@click.option("--budget", type=click.IntRange(1), help="Token budget (default: [inject] budget, 600).")
+@click.option("--session", help="Leave out what memgit already gave this agent session.")
+@click.pass_context
+def resume(ctx: click.Context, task_id: str | None, budget: int | None, session: str | None) -> None:
+    """Print what an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
+    given = _cli()._open(ctx).resume(task_id=task_id, budget=budget, session=session)
+    if given.text:
+        click.echo(given.text, nl=False)
+    if given.reason:
+        click.echo(given.reason, err=True)
+
+
+COMMANDS = (hooks, checkpoint, resume)
+__all__ = ["COMMANDS", "MemgitError"]

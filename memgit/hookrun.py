@@ -1,0 +1,179 @@
+"""The agent hook entry point: `python -m memgit.hookrun AGENT EVENT`, JSON payload on stdin.
+
+`memgit hooks install` writes this command into the agent's settings with the interpreter
+memgit is installed in, so it runs from any folder and with any PATH. Events:
+
+- `session-start` (Claude Code and Codex `SessionStart`): inject pinned memories, the task's
+  latest checkpoint and relevant memories; with source `compact`, the checkpoint first and
+  only what the session no longer holds;
+- `user-prompt` (`UserPromptSubmit`, opt-in): inject memories relevant to the prompt that the
+  session does not hold yet; nothing at all when none qualifies;
+- `pre-compact` (`PreCompact`): write the task's checkpoint (`memgit.checkpoint`);
+- `session-end` (Claude Code `SessionEnd`) and `stop` (Codex `Stop`, per turn): record the
+  session in `<git-dir>/memgit/sessions.jsonl` and, when `[capture] command` is set, start
+  it detached, without waiting.
+
+It fails open, always: whatever goes wrong (no `.memory/`, a malformed or oversized payload,
+an unknown event, a held lock, a crash), it prints nothing, exits 0, and appends one line to
+`<git-dir>/memgit/hooks.log`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+MAX_STDIN = 2_000_000
+EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
+HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"}
+
+
+def _git_dir(cwd: Path) -> Path | None:
+    from memgit import gitrepo
+
+    try:
+        repo = gitrepo.find(cwd)
+    except Exception:  # noqa: BLE001 - the log is best effort
+        return None
+    return repo.git_dir if repo else None
+
+
+def log(cwd: Path, agent: str, event: str, message: str) -> None:
+    """One line in `<git-dir>/memgit/hooks.log`; silently nothing when there is no git dir."""
+    git_dir = _git_dir(cwd)
+    if git_dir is None:
+        return
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{when} {agent} {event}: {' '.join(message.split())[:500]}\n"
+    try:
+        path = git_dir / "memgit" / "hooks.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > 1_000_000:
+            os.replace(path, path.with_suffix(".log.1"))
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+    except OSError:
+        pass
+
+
+def read_payload(stream: Any) -> dict[str, Any]:
+    data = stream.buffer.read(MAX_STDIN + 1) if hasattr(stream, "buffer") else stream.read(MAX_STDIN + 1)
+    if len(data) > MAX_STDIN:
+        raise ValueError(f"payload over {MAX_STDIN} bytes")
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if not text.strip():
+        raise ValueError("empty payload")
+    payload = json.loads(text)
+    if not isinstance(payload, dict):
+        raise ValueError("payload is not a JSON object")
+    return payload
+
+
+def run(agent: str, event: str, payload: dict[str, Any]) -> str:
+    """What to print for one event ("" for nothing); raises on any problem."""
+    from memgit import known, taskid
+    from memgit.api import open as open_store
+
+    if event not in EVENTS:
+        raise ValueError(f"unknown event {event!r}")
+    # Another memgit writer holding the lock must not outlast the agent's hook timeout.
+    os.environ.setdefault("MEMGIT_LOCK_TIMEOUT", "10")
+    cwd = Path(str(payload.get("cwd") or os.getcwd()))
+    session_id = str(payload.get("session_id") or payload.get("thread-id") or "").strip()
+    if not session_id:
+        raise ValueError("no session_id in the payload")
+    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True)
+    mem._require_store()
+    assert mem.repo is not None
+    git_dir, root = mem.repo.git_dir, mem.repo.root
+    transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else None
+    state = known.load(git_dir, session_id)
+    source = str(payload.get("source") or "")
+    if state is None or (event == "session-start" and source in ("startup", "clear")):
+        from memgit import repostate
+
+        state = known.SessionState(
+            session_id,
+            agent,
+            taskid.task_for(root, session_id=session_id),
+            repostate.head(root),
+            transcript,
+            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+        known.prune(git_dir)
+    state.transcript = transcript or state.transcript
+    out = ""
+    if event == "session-start":
+        from memgit import briefing
+
+        if source == "compact":
+            state.known = []  # the compaction took them out of the agent's context
+        given = briefing.session_start(mem, task=state.task, known=state.known, compact=source == "compact")
+        state.add([h.id for h in given.hits])
+        out = _context(event, given.text)
+    elif event == "user-prompt":
+        from memgit import briefing
+
+        prompt = str(payload.get("prompt") or "")
+        if prompt.strip():
+            given = briefing.for_prompt(mem, prompt, task=state.task, known=state.known)
+            state.add([h.id for h in given.hits])
+            out = _context(event, given.text)
+    elif event == "pre-compact":
+        from memgit import checkpoint
+
+        checkpoint.write(mem, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
+    else:
+        from memgit import handoff
+
+        handoff.end_session(mem, state, agent=agent, reason=str(payload.get("reason") or event))
+    known.save(git_dir, state)
+    return out
+
+
+def _context(event: str, text: str) -> str:
+    if not text:
+        return ""
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": HOOK_NAMES[event], "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    agent = args[0] if args else "?"
+    event = args[1] if len(args) > 1 else "?"
+    cwd = Path(os.getcwd())
+    try:
+        payload = read_payload(sys.stdin)
+        if isinstance(payload.get("cwd"), str):
+            cwd = Path(payload["cwd"])
+        out = run(agent, event, payload)
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent's session
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        try:
+            log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
+        except BaseException:  # noqa: BLE001
+            pass
+        return 0
+    if out:
+        try:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except OSError:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        code = main()
+    except BaseException:  # noqa: BLE001
+        code = 0
+    os._exit(code)

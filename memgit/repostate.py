@@ -1,0 +1,145 @@
+"""The repository's current state, as an agent's session sees it: branch, HEAD, the default
+branch, and the files and functions changed since a commit.
+
+Functions come from `git diff` hunks: in a Python file, each changed line is mapped to the
+innermost `def` or `class` around it (read with `ast` from the file as it is now); in other
+languages, to the hunk header git prints after `@@` (its guess at the enclosing function).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from memgit.session import MEMORY_DIR
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+
+
+def git(root: Path, *args: str) -> str:
+    """stdout of a git command, "" when it fails (the state is best effort)."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout if done.returncode == 0 else ""
+
+
+def head(root: Path) -> str | None:
+    return git(root, "rev-parse", "-q", "--verify", "HEAD").strip() or None
+
+
+def branch(root: Path) -> str | None:
+    """The current branch, None when HEAD is detached."""
+    return git(root, "symbolic-ref", "--short", "-q", "HEAD").strip() or None
+
+
+@functools.lru_cache(maxsize=16)
+def default_branch(root: Path) -> str:
+    """origin's HEAD branch if known, else `main` or `master` if one exists, else `main`."""
+    remote = git(root, "symbolic-ref", "--short", "-q", "refs/remotes/origin/HEAD").strip()
+    if remote:
+        return remote.split("/", 1)[-1]
+    for name in ("main", "master"):
+        if git(root, "rev-parse", "-q", "--verify", f"refs/heads/{name}"):
+            return name
+    return "main"
+
+
+@dataclass(frozen=True)
+class Changed:
+    """One changed file and the functions (or hunk headers) its changes fall in."""
+
+    path: str
+    functions: tuple[str, ...] = ()
+
+
+def changed_since(root: Path, base: str | None) -> list[Changed]:
+    """Files changed in the work tree since commit `base` (HEAD if None), new untracked files
+    included, memory files left out; each with the functions its changes touch."""
+    args = ["diff", "-U0", "--no-color", "--no-ext-diff", base or "HEAD", "--"]
+    diff = git(root, *args) if (base or head(root)) else ""
+    ranges: dict[str, list[tuple[int, int, str]]] = {}
+    current: str | None = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:]
+            current = name[2:] if name.startswith("b/") else None
+            if current is not None:
+                ranges.setdefault(current, [])
+        elif line.startswith("diff --git "):
+            current = None
+            match = re.match(r"diff --git a/(.+) b/(.+)$", line)
+            if match:  # a deletion has no +++ b/ line: keep the path anyway
+                ranges.setdefault(match.group(2), [])
+        elif current is not None:
+            match = _HUNK.match(line)
+            if match:
+                start, count = int(match.group(1)), int(match.group(2) or 1)
+                ranges[current].append((start, start + max(count, 1) - 1, match.group(3).strip()))
+    for name in git(root, "ls-files", "-o", "--exclude-standard").splitlines():
+        ranges.setdefault(name, [(1, 10**9, "")])
+    out = []
+    for path, hunks in ranges.items():
+        if path == MEMORY_DIR or path.startswith(MEMORY_DIR + "/"):
+            continue
+        out.append(Changed(path, tuple(_functions(root / path, hunks))))
+    return sorted(out, key=lambda c: c.path)
+
+
+def _functions(path: Path, hunks: Sequence[tuple[int, int, str]]) -> list[str]:
+    names: dict[str, None] = {}
+    if path.suffix == ".py":
+        spans = _python_spans(path)
+        if spans is not None:
+            for first, last, _ in hunks:
+                inner = [s for s in spans if s[0] <= last and s[1] >= first]
+                # The innermost definitions a hunk overlaps (a method, not its class too).
+                for span in inner:
+                    if not any(o is not span and span[0] <= o[0] and o[1] <= span[1] for o in inner):
+                        names[span[2]] = None
+            return list(names)[:20]
+    for _, _, header in hunks:
+        match = re.search(r"([A-Za-z_][\w.:$]*)\s*\(", header) or re.search(
+            r"([A-Za-z_]\w*)\s*[{:]?\s*$", header
+        )
+        if match:
+            names[match.group(1)] = None
+    return list(names)[:20]
+
+
+def _python_spans(path: Path) -> list[tuple[int, int, str]] | None:
+    """(first line, last line, qualified name) of every def and class in a Python file."""
+    try:
+        if path.stat().st_size > 2_000_000:
+            return None
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    spans: list[tuple[int, int, str]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                spans.append((first, child.end_lineno or child.lineno, name))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return spans
