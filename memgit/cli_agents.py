@@ -26,7 +26,7 @@ def _root(ctx: click.Context) -> Path:
 
 @click.group()
 def hooks() -> None:
-    """Install, check and remove memgit's hooks in a coding agent (claude, codex)."""
+    """Install, check and remove memgit's hooks: in a coding agent (claude, codex) or in git."""
 
 
 @hooks.command()
@@ -38,9 +38,13 @@ def hooks() -> None:
 @click.option("--dry-run", is_flag=True, help="Print the change to the settings file; write nothing.")
 @click.pass_context
 def install(ctx: click.Context, target: str, user: bool, prompts: bool, dry_run: bool) -> None:
-    """Add memgit's hooks to TARGET's settings (merged: other hooks stay as they are)."""
+    """Add memgit's hooks to TARGET (claude, codex: merged into their settings; git: its hooks
+    folder, a hook already there kept and run first, and the merge driver)."""
     from memgit import agenthooks
 
+    if target == "git":
+        _git_hooks(ctx, "install", dry_run)
+        return
     plan = agenthooks.target(target).install(_root(ctx), user=user, prompts=prompts)
     _finish(plan, dry_run, f"installed memgit's {target} hooks in {plan.path}")
 
@@ -51,11 +55,31 @@ def install(ctx: click.Context, target: str, user: bool, prompts: bool, dry_run:
 @click.option("--dry-run", is_flag=True, help="Print the change to the settings file; write nothing.")
 @click.pass_context
 def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> None:
-    """Remove exactly the hooks 'memgit hooks install' added to TARGET's settings."""
+    """Remove exactly the hooks 'memgit hooks install' added to TARGET (git: the hooks it
+    chained are put back as they were)."""
     from memgit import agenthooks
 
+    if target == "git":
+        _git_hooks(ctx, "uninstall", dry_run)
+        return
     plan = agenthooks.target(target).uninstall(_root(ctx), user=user)
     _finish(plan, dry_run, f"removed memgit's {target} hooks from {plan.path}")
+
+
+def _git_hooks(ctx: click.Context, action: str, dry_run: bool) -> None:
+    from memgit import githooks
+    from memgit.gitrepo import require
+
+    repo = require(_root(ctx))
+    if dry_run:
+        for hook in githooks.status(repo):
+            click.echo(f"{hook.name:<14}{hook.state:<10}{hook.path}")
+        click.echo(f"would {action} memgit's git hooks in {githooks.gitrepo.hooks_dir(repo)}", err=True)
+        return
+    states = githooks.install(repo) if action == "install" else githooks.uninstall(repo)
+    for hook in states:
+        click.echo(f"{hook.name:<14}{hook.state:<10}{hook.path}")
+    click.echo(f"{action}ed memgit's git hooks" + (" and its merge driver" if action == "install" else ""), err=True)
 
 
 def _finish(plan, dry_run: bool, done: str) -> None:  # type: ignore[no-untyped-def]
@@ -87,7 +111,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     log = require(root).git_dir / "memgit" / "hooks.log"
     last = log.read_text(encoding="utf-8", errors="replace").splitlines()[-1:] if log.exists() else []
     if as_json:
-        _cli()._json({"targets": rows, "last_failure": last[0] if last else None})
+        from memgit import githooks
+
+        git_rows = [{"name": h.name, "state": h.state, "path": str(h.path)} for h in githooks.status(require(root))]
+        _cli()._json({"targets": rows, "git": git_rows, "last_failure": last[0] if last else None})
         return
     for row in rows:
         state = ", ".join(row["events"]) if row["events"] else "not installed"
@@ -95,6 +122,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for key in ("problem", "note"):
             if row.get(key):
                 click.echo(f"        {key}: {row[key]}")
+    from memgit import githooks
+
+    for hook in githooks.status(require(root)):
+        click.echo(f"{'git':<7}{'repo':<8}{hook.name}: {hook.state}  ({hook.path})")
     if last:
         click.echo(f"last hook failure: {last[0]}  (see {log})")
 
