@@ -139,6 +139,39 @@ def build(mem: "Memgit") -> "MCPServer":
             "tags": dict(tags.most_common(limit)),
         }
 
+    @tool
+    def checkpoint(
+        intent: Annotated[str | None, Field(description="What the task is for, as action + object + purpose "
+                                                        "(\"make validate() accept empty values\").")] = None,
+        task: Annotated[str | None, Field(description="The task id (default: from the branch or session).")] = None,
+    ) -> dict[str, Any]:
+        """Save the current task's state (intent, files and functions changed, actions) as a
+        checkpoint memory, staged with your work, so a later session can resume it."""
+        memory = mem.checkpoint(intent=intent, task_id=task)
+        return {"id": memory.id, "title": memory.title, "path": mem.rel_path(memory), "task": memory.task_id}
+
+    @tool
+    def resume(
+        task: Annotated[str | None, Field(description="The task id (default: from the branch).")] = None,
+        budget: Annotated[int | None, Field(ge=1, description="Token budget (default 1500).")] = None,
+    ) -> dict[str, Any]:
+        """What to read to pick a task back up: its latest checkpoint, then the memories relevant
+        to it, as Markdown within the budget."""
+        given = mem.resume(task_id=task, budget=budget)
+        return {"text": given.text, "ids": [h.id for h in given.hits],
+                **({"reason": given.reason} if given.reason else {})}
+
+    @tool
+    def reflect(
+        only: Annotated[list[str], Field(description="Only these kinds of proposal: duplicates, supersessions, "
+                                                     "stale, eviction, promotion, hygiene.")] = [],  # noqa: B006
+    ) -> dict[str, Any]:
+        """Proposals that would keep the memory store healthy, with their reasons and evidence,
+        and the diff they would make. Nothing is changed: applying them is a person's decision
+        (`memgit reflect --apply`)."""
+        found = mem.reflect(only=only).reflection
+        return {**found.to_dict(), "diff": found.diff()}
+
     return server
 
 

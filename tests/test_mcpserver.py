@@ -17,7 +17,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-TOOLS = {"recall", "remember", "show", "forget", "list_topics"}
+TOOLS = {"recall", "remember", "show", "forget", "list_topics", "checkpoint", "resume", "reflect"}
 
 
 def session(repo: Path, steps: Any) -> Any:
@@ -128,3 +128,26 @@ def test_help_does_not_import_the_sdk() -> None:
             "print(json.dumps(sorted(m for m in ('mcp', 'pydantic', 'git', 'merge3') if m in sys.modules)))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_checkpoint_resume_and_reflect_over_mcp(repo: Path, mem: memgit.Memgit) -> None:
+    mem.remember("Retries use exponential backoff in ingest/http.py", kind="convention", task_id="T-7")
+    mem.remember("Retries use exponential back-off in ingest/http.py.", kind="convention", force=True)
+    head = __import__("subprocess").run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                                        text=True).stdout
+
+    async def steps(client: Any) -> None:
+        saved = data(await client.call_tool("checkpoint", {"intent": "make retries configurable for the ingest",
+                                                           "task": "T-7"}))
+        assert saved["task"] == "T-7" and saved["path"].startswith(".memory/")
+        resumed = data(await client.call_tool("resume", {"task": "T-7"}))
+        assert saved["id"] in resumed["ids"] and "make retries configurable" in resumed["text"]
+        proposed = data(await client.call_tool("reflect", {}))
+        assert "proposals" in proposed and isinstance(proposed["diff"], str)
+        bad = await client.call_tool("reflect", {"only": ["nonsense"]})
+        assert "unknown kind of proposal" in error(bad)
+
+    session(repo, steps)
+    # Nothing was committed by reflect (a proposal only), and the checkpoint is staged, not committed.
+    assert __import__("subprocess").run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                                        text=True).stdout == head
