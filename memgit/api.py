@@ -458,7 +458,7 @@ class Memgit:
         """Memories a session transcript suggests (`memgit.capture.Proposal`); writes nothing."""
         from memgit.capture import propose
 
-        return propose(self, transcript, llm_cmd=llm_cmd)
+        return propose(self, Path(transcript), llm_cmd=llm_cmd)
 
     # -- recall: the index hangs here -----------------------------------------------------
 

@@ -52,7 +52,8 @@ _USER_NAMES = {"human", "user", "you", "用户"}
 
 
 def read_chat(path: Path, transcript: Transcript) -> None:
-    role, start, buffer, aider = "", 0, [], False
+    role, start, aider = "", 0, False
+    buffer: list[str] = []
 
     def flush() -> None:
         text = "\n".join(buffer).strip()

@@ -35,9 +35,10 @@ def hooks() -> None:
     "--user", is_flag=True, help="Install in the user's settings (~/.claude, ~/.codex), for every project."
 )
 @click.option("--prompts", is_flag=True, help="Also recall for every prompt (UserPromptSubmit).")
+@click.option("--mcp", is_flag=True, help="Also register 'memgit mcp' as the agent's MCP server.")
 @click.option("--dry-run", is_flag=True, help="Print the change to the settings file; write nothing.")
 @click.pass_context
-def install(ctx: click.Context, target: str, user: bool, prompts: bool, dry_run: bool) -> None:
+def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: bool, dry_run: bool) -> None:
     """Add memgit's hooks to TARGET (claude, codex: merged into their settings; git: its hooks
     folder, a hook already there kept and run first, and the merge driver)."""
     from memgit import agenthooks
@@ -47,6 +48,11 @@ def install(ctx: click.Context, target: str, user: bool, prompts: bool, dry_run:
         return
     plan = agenthooks.target(target).install(_root(ctx), user=user, prompts=prompts)
     _finish(plan, dry_run, f"installed memgit's {target} hooks in {plan.path}")
+    if mcp:
+        from memgit import mcpsetup
+
+        server = mcpsetup.plan(target, _root(ctx), user=user)
+        _finish(server, dry_run, f"registered memgit's MCP server in {server.path}")
 
 
 @hooks.command()
@@ -64,6 +70,11 @@ def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> Non
         return
     plan = agenthooks.target(target).uninstall(_root(ctx), user=user)
     _finish(plan, dry_run, f"removed memgit's {target} hooks from {plan.path}")
+    from memgit import mcpsetup
+
+    server = mcpsetup.plan(target, _root(ctx), user=user, remove=True) if not (user and target == "claude") else None
+    if server is not None and server.changed:
+        _finish(server, dry_run, f"removed memgit's MCP server from {server.path}")
 
 
 def _git_hooks(ctx: click.Context, action: str, dry_run: bool) -> None:

@@ -185,7 +185,7 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if event.error:
             streak.setdefault(key, []).append((call, event, []))
             continue
-        runs = streak.pop(key, None)
+        runs = streak.pop(key, [])
         if not runs or not runs[-1][2]:
             continue  # passed without an edit: flaky, or fixed outside the session
         # A failure that an edit got past, into a different failure, taught something too.

@@ -235,7 +235,8 @@ def _claude(path: Path, transcript: Transcript) -> None:
         transcript.session_id = transcript.session_id or str(record.get("sessionId") or "")
         transcript.cwd = transcript.cwd or str(record.get("cwd") or "")
         side = bool(record.get("isSidechain"))
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        raw = record.get("message")
+        message: dict[str, Any] = raw if isinstance(raw, dict) else {}
         content = message.get("content")
         if kind == "user":
             if record.get("isCompactSummary"):

@@ -1,0 +1,59 @@
+"""Registering `memgit mcp` with an agent (`memgit hooks install claude|codex --mcp`).
+
+Claude Code reads project servers from `.mcp.json` (`mcpServers`, merged like the hook
+settings: other servers stay as they are); Codex from a `[mcp_servers.memgit]` table in
+`.codex/config.toml` (the project's, for trusted projects) or `~/.codex/config.toml` (`--user`).
+The server runs with the interpreter memgit is installed in, resolved now, so it works from
+any folder and PATH. Uninstalling removes exactly that entry or table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from memgit import agenthooks
+from memgit.agenthooks import Plan
+from memgit.errors import MemgitError
+
+#: The first line of the TOML table memgit writes; how uninstall recognises it.
+TOML_HEADER = "[mcp_servers.memgit]"
+_TABLE = re.compile(r"^\[mcp_servers\.memgit\][^\n]*\n(?:(?!\[)[^\n]*\n?)*", re.MULTILINE)
+
+
+def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, python: str | None = None) -> Plan:
+    """The change to the agent's MCP configuration that adds (or removes) memgit's server."""
+    python = python or sys.executable
+    if agent == "claude":
+        if user:
+            raise MemgitError("memgit registers its MCP server per project (.mcp.json); for every project "
+                              "use 'claude mcp add --scope user memgit -- memgit mcp'")
+        path = root / ".mcp.json"
+        before, doc, indent = agenthooks._read(path)
+        servers = doc.get("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise MemgitError(f"'mcpServers' in {path} is not an object; fix it by hand first")
+        servers = {k: v for k, v in servers.items() if k != "memgit"}
+        if not remove:
+            servers["memgit"] = {"type": "stdio", "command": python, "args": ["-m", "memgit", "mcp"]}
+        if servers:
+            doc["mcpServers"] = servers
+        else:
+            doc.pop("mcpServers", None)
+        return Plan(path, before, agenthooks._dump(doc, indent) if doc else None)
+    if agent == "codex":
+        path = (agenthooks._codex_home() if user else root / ".codex") / "config.toml"
+        try:
+            old: str | None = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            old = None
+        text = _TABLE.sub("", old or "")
+        if text != (old or ""):
+            text = text.rstrip("\n") + "\n"  # the blank line put before the table goes with it
+        if not remove:
+            block = f"{TOML_HEADER}\ncommand = {json.dumps(python)}\nargs = [\"-m\", \"memgit\", \"mcp\"]\n"
+            text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block
+        return Plan(path, old, text if text.strip() else None)
+    raise MemgitError(f"no MCP registration for {agent!r}; use claude or codex")

@@ -1,0 +1,44 @@
+"""`memgit hooks install claude|codex --mcp`: the MCP server registered beside the hooks,
+merged into the agent's configuration, and removed exactly by uninstall."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memgit.cli import cli
+
+
+def run(repo: Path, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, ["-C", str(repo), *args], catch_exceptions=False)
+
+
+def test_claude_mcp_json_keeps_other_servers(repo: Path) -> None:
+    mcp = repo / ".mcp.json"
+    mcp.write_text('{\n  "mcpServers": {\n    "other": {"command": "other-server"}\n  }\n}\n')
+    assert run(repo, "hooks", "install", "claude", "--mcp").exit_code == 0
+    servers = json.loads(mcp.read_text())["mcpServers"]
+    assert servers["other"] == {"command": "other-server"}
+    assert servers["memgit"] == {"type": "stdio", "command": sys.executable, "args": ["-m", "memgit", "mcp"]}
+    assert run(repo, "hooks", "install", "claude", "--mcp").exit_code == 0  # idempotent
+    assert run(repo, "hooks", "uninstall", "claude").exit_code == 0
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "other-server"}}}
+
+
+def test_codex_config_toml_table_added_and_removed(repo: Path) -> None:
+    config = repo / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = 'model = "o4"\n\n[mcp_servers.other]\ncommand = "other"\n'
+    config.write_text(original)
+    assert run(repo, "hooks", "install", "codex", "--mcp").exit_code == 0
+    data = tomllib.loads(config.read_text())
+    assert data["model"] == "o4" and data["mcp_servers"]["other"] == {"command": "other"}
+    assert data["mcp_servers"]["memgit"] == {"command": sys.executable, "args": ["-m", "memgit", "mcp"]}
+    assert run(repo, "hooks", "install", "codex", "--mcp").exit_code == 0
+    assert config.read_text().count("[mcp_servers.memgit]") == 1
+    assert run(repo, "hooks", "uninstall", "codex").exit_code == 0
+    assert config.read_text() == original
