@@ -130,9 +130,6 @@ def test_a_write_still_running_is_not_reported_as_interrupted(repo: Path, tmp_pa
     assert mem.status()["interrupted_change"] is None
 
 
-@pytest.mark.xfail(reason="design question: a line without an id whose derived id now holds an edited text is "
-                   "imported again under a longer id (the old text comes back); with an explicit id the "
-                   "same case is reported as 'id already exists with another text'", strict=True)
 def test_reimport_after_editing_an_imported_memory_does_not_bring_the_old_text_back(repo: Path) -> None:
     mem = memgit.open(repo, warn=lambda m: None)
     mem.init()
