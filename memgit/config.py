@@ -128,7 +128,25 @@ def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None) -> C
             extra[name] = value  # a later version's setting: keep, don't fail
             continue
         values[name] = _coerce(value, type(getattr(Config(), name)), where)
+    for name, low, high in _RANGES:
+        value = values.get(name)
+        if value is not None and not (low <= value <= high):
+            where = raw[name][1]
+            raise MemgitError(f"{where}: {value!r} is out of range; use a number from {low} to {high:g}")
     return Config(**values, extra=extra)
+
+
+#: Settings whose value must lie in a range (a k of 0 would silently recall nothing).
+_RANGES = (
+    ("recall_k", 1, 100),
+    ("recall_min_score", 0.0, 1.0),
+    ("recall_task_widen", 0.0, 1.0),
+    ("inject_k", 1, 100),
+    ("inject_budget", 1, 1_000_000),
+    ("inject_per_memory", 1, 1_000_000),
+    ("inject_min_score", 0.0, 1.0),
+    ("memory_token_budget", 1, 1_000_000),
+)
 
 
 def _coerce(value: Any, kind: type, where: str) -> Any:

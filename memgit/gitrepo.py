@@ -6,6 +6,7 @@ gitpython import. Writes and history go through gitpython's command wrapper, imp
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import tempfile
@@ -85,6 +86,16 @@ def _git(repo: Repo):  # type: ignore[no-untyped-def]
 LOCK_TIMEOUT_SECONDS = 60.0
 
 
+def lock_timeout(value: str | None) -> float:
+    """Seconds to wait for the write lock: `value` when it is a number ≥ 0, else the default
+    (a NaN or a typo must not turn into waiting forever, or not at all)."""
+    try:
+        seconds = float(value) if value is not None else LOCK_TIMEOUT_SECONDS
+    except ValueError:
+        return LOCK_TIMEOUT_SECONDS
+    return seconds if math.isfinite(seconds) and seconds >= 0 else LOCK_TIMEOUT_SECONDS
+
+
 @contextmanager
 def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
     """Serialise memgit writers in one repository (two agents remembering at once).
@@ -95,10 +106,7 @@ def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
     import fcntl
 
     if timeout is None:
-        try:
-            timeout = float(os.environ.get("MEMGIT_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS))
-        except ValueError:
-            timeout = LOCK_TIMEOUT_SECONDS
+        timeout = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT"))
     lock_dir = repo.git_dir / "memgit"
     try:
         lock_dir.mkdir(parents=True, exist_ok=True)

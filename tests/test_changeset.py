@@ -166,3 +166,11 @@ def test_the_write_lock_times_out_with_a_clear_message(repo: Path, mem: memgit.M
         holder.send_signal(signal.SIGKILL)
         holder.wait()
     assert mem.remember("not blocked any more").created
+
+
+def test_a_lock_timeout_that_is_not_a_number_of_seconds_gets_the_default() -> None:
+    from memgit.gitrepo import LOCK_TIMEOUT_SECONDS, lock_timeout
+
+    assert lock_timeout("2.5") == 2.5 and lock_timeout("0") == 0
+    for bad in ("nan", "inf", "-1", "soon", None):
+        assert lock_timeout(bad) == LOCK_TIMEOUT_SECONDS, bad

@@ -51,3 +51,11 @@ def test_markdown_recall_is_the_injection(repo: Path) -> None:
     result = CliRunner().invoke(cli, ["-C", str(repo), "recall", "login session cookie", "--format", "markdown"],
                                 catch_exceptions=False)
     assert result.stdout == mem.inject("login session cookie").text
+
+
+def test_a_setting_out_of_range_is_refused_with_where_it_came_from(repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _store(repo)
+    monkeypatch.setenv("MEMGIT_RECALL_K", "0")
+    result = CliRunner().invoke(cli, ["-C", str(repo), "recall", "login"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.stderr == "Error: $MEMGIT_RECALL_K: 0 is out of range; use a number from 1 to 100\n"
