@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from memgit.errors import MemgitError
+from memgit.sessionfiles import claude_home, codex_home
 
 MARKER = "-m memgit.hookrun"
 
@@ -250,19 +251,11 @@ def apply(plan: Plan) -> None:
     os.replace(tmp, plan.path)
 
 
-def _claude_home() -> Path:
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-
-
-def _codex_home() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-
-
 TARGETS: dict[str, Target] = {
     "claude": JsonHooks(
         "claude",
         ".claude/settings.json",
-        lambda: _claude_home() / "settings.json",
+        lambda: claude_home() / "settings.json",
         (
             Event("SessionStart", "session-start", "startup|resume|clear|compact", 10),
             Event("PreCompact", "pre-compact", "manual|auto", 30),
@@ -273,7 +266,7 @@ TARGETS: dict[str, Target] = {
     "codex": JsonHooks(
         "codex",
         ".codex/hooks.json",
-        lambda: _codex_home() / "hooks.json",
+        lambda: codex_home() / "hooks.json",
         (
             Event("SessionStart", "session-start", "startup|resume|clear|compact", 10),
             Event("PreCompact", "pre-compact", "manual|auto", 30),

@@ -17,6 +17,7 @@ from pathlib import Path
 from memgit import agenthooks
 from memgit.agenthooks import Plan
 from memgit.errors import MemgitError
+from memgit.sessionfiles import codex_home
 
 #: The first line of the TOML table memgit writes; how uninstall recognises it.
 TOML_HEADER = "[mcp_servers.memgit]"
@@ -44,7 +45,7 @@ def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, py
             doc.pop("mcpServers", None)
         return Plan(path, before, agenthooks._dump(doc, indent) if doc else None)
     if agent == "codex":
-        path = (agenthooks._codex_home() if user else root / ".codex") / "config.toml"
+        path = (codex_home() if user else root / ".codex") / "config.toml"
         try:
             old: str | None = path.read_text(encoding="utf-8")
         except FileNotFoundError:

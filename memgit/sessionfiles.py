@@ -33,12 +33,22 @@ def newest(agent: str, root: Path) -> Path:
     return found
 
 
+def claude_home() -> Path:
+    """Claude Code's folder: `$CLAUDE_CONFIG_DIR` or `~/.claude`."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
+def codex_home() -> Path:
+    """Codex's folder: `$CODEX_HOME` or `~/.codex`."""
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
 def claude_dir_name(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", str(path))
 
 
 def _claude(root: Path) -> Path | None:
-    home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    home = claude_home() / "projects"
     name = claude_dir_name(root)
     folders = [home / name]
     if len(name) > 200 and home.is_dir():
@@ -48,7 +58,7 @@ def _claude(root: Path) -> Path | None:
 
 
 def _codex(root: Path) -> Path | None:
-    sessions = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
+    sessions = codex_home() / "sessions"
     if not sessions.is_dir():
         return None
     files = sorted(sessions.glob("*/*/*/rollout-*.jsonl"), key=lambda f: f.name, reverse=True)
