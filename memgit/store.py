@@ -135,6 +135,7 @@ class Store:
         skipped: list[Problem] = []
         by_id: dict[str, list[Memory]] = {}
         copies: set[str] = set()
+        taken: set[str] = set()  # ids given to copies
         for stat in self.iter_files():
             memory, found = self.read(stat.rel)
             problems.extend(found)
@@ -148,13 +149,15 @@ class Store:
                 group.sort(key=lambda m: (m.path != first, m.path))
             memories.append(group[0])
             for copy in group[1:]:
-                copy_id = fmt.path_id(copy.path)
-                if copy_id in by_id:
+                copy_id = copy_id_for(copy.path, lambda candidate: candidate in by_id or candidate in taken)
+                if copy_id is None:
                     skipped.append(Problem(copy.path, 0, f"duplicate id {memory_id!r} (also in {group[0].path}); "
                                                          "give this copy its own id"))
                     problems.append(skipped[-1])
                     continue
-                problems.append(Problem(copy.path, 0, duplicate_message(memory_id, group[0].path, copy_id)))
+                taken.add(copy_id)
+                declared = memory_id != fmt.path_id(copy.path)
+                problems.append(Problem(copy.path, 0, duplicate_message(memory_id, group[0].path, copy_id, declared)))
                 memories.append(replace(copy, id=copy_id))
                 copies.add(copy.path)
         memories.sort(key=lambda m: m.path)
@@ -222,7 +225,19 @@ class Store:
         return path
 
 
-def duplicate_message(memory_id: str, original: str, copy_id: str) -> str:
-    """What lint says about a copied file (see `Store.load`)."""
+def copy_id_for(rel: str, taken: Callable[[str], bool]) -> str | None:
+    """The id a copy (`Store.load`) is read under: its path id, else that id with a hash of
+    its path (when the path id is the contested one, or another file's); None if both are taken."""
+    for candidate in (fmt.path_id(rel), fmt.hashed_path_id(rel)):
+        if not taken(candidate):
+            return candidate
+    return None
+
+
+def duplicate_message(memory_id: str, original: str, copy_id: str, declared: bool = True) -> str:
+    """What lint says about a copied file, or one whose path id another file has (see `Store.load`)."""
+    if not declared:
+        return (f"duplicate id {memory_id!r}: its path gives the id of {original}, so it is read as {copy_id!r}; "
+                "give it its own id ('memgit lint --fix' writes that one)")
     return (f"duplicate id {memory_id!r} (the original is {original}): this copy is read as {copy_id!r}; "
             "give it its own id ('memgit lint --fix' writes that one)")
