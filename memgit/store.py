@@ -46,17 +46,27 @@ class Store:
     """Memory files under one folder (normally `<repo>/.memory`)."""
 
     def __init__(self, root: Path, kinds: tuple[str, ...] = fmt.KINDS,
-                 first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None) -> None:
+                 first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None,
+                 boundary: Path | None = None) -> None:
         self.root = root
         self.kinds = kinds
         self.first_added = first_added  # git: the order in which files were first committed
         self._real_root = os.path.realpath(root)
+        # The work tree the folder belongs to: a `.memory` that is a symlink out of it is
+        # refused, or a checkout could feed any folder on the machine to an agent.
+        self._escape = outside_message(root, boundary) if boundary is not None else None
+
+    def check_inside(self) -> None:
+        """Raise MemgitError when the folder itself leads outside its work tree (a symlink)."""
+        if self._escape:
+            raise MemgitError(self._escape)
 
     # -- finding -------------------------------------------------------------------------
 
     def iter_files(self) -> Iterator[FileStat]:
         """Every memory file (`memory.is_memory_file`) under the folder, skipping hidden
         folders and symlinks."""
+        self.check_inside()
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -106,8 +116,9 @@ class Store:
         """The file for a path relative to the folder; hostile paths are refused."""
         if not rel or rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in rel.split("/")):
             raise MemgitError(f"refusing memory path {rel!r}: it must stay inside {self.root}")
+        self.check_inside()
         full = self.root / rel
-        if not self._inside(str(full.parent)):
+        if not self._inside(str(full.parent)) or (os.path.islink(full) and not self._inside(str(full))):
             raise MemgitError(f"refusing memory path {rel!r}: it leads outside {self.root}")
         return full
 
@@ -223,6 +234,15 @@ class Store:
         except OSError as exc:
             raise MemgitError(f"cannot delete {path} ({exc.strerror or exc})") from None
         return path
+
+
+def outside_message(folder: Path, work_tree: Path) -> str | None:
+    """Why memgit does not read `folder` (a symlink out of `work_tree`), or None when it is inside."""
+    real, tree = os.path.realpath(folder), os.path.realpath(work_tree)
+    if real == tree or real.startswith(tree.rstrip(os.sep) + os.sep):
+        return None
+    return (f"{folder} leads outside the repository (to {real}): memgit does not read memories from "
+            f"outside {tree}; make it a folder inside the repository")
 
 
 def copy_id_for(rel: str, taken: Callable[[str], bool]) -> str | None:

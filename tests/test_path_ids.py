@@ -42,8 +42,8 @@ def test_non_ascii_names_get_a_hash_of_their_exact_path() -> None:
     assert fmt.path_id("team/日本.md").startswith("team-")
     assert fmt.ID_RE.match(fmt.path_id("日本.md"))
     # Ordinary ASCII names keep the ids people already use.
-    assert [fmt.path_id(p) for p in ("notes.md", "team/notes.md", "team/tooling notes.md", "Upper-case.MD")] == [
-        "notes", "team.notes", "team.tooling-notes", "Upper-case"]
+    names = ("notes.md", "team/notes.md", "team/tooling notes.md", "Upper-case.MD")
+    assert [fmt.path_id(p) for p in names] == ["notes", "team.notes", "team.tooling-notes", "Upper-case"]
 
 
 def test_lint_names_the_collision_and_fix_writes_distinct_ids(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
