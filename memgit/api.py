@@ -21,7 +21,7 @@ from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.session import MEMORY_DIR, Session, index_path
-from memgit.store import Store, outside_message
+from memgit.store import Store, refuse_outside
 from memgit.writer import Writer, check_fields
 
 if TYPE_CHECKING:
@@ -125,9 +125,8 @@ class Memgit:
                 raise MemgitError(f"no {MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
             state = "is not a folder" if self.memory_dir.exists() else "does not exist"
             raise MemgitError(f"memory folder {self.memory_dir} {state}")
-        escape = outside_message(self.memory_dir, self.repo.root) if self.repo is not None else None
-        if escape:
-            raise MemgitError(escape)
+        if self.repo is not None:
+            refuse_outside(self.memory_dir, self.repo.root)
 
     @property
     def writer(self) -> Writer:
@@ -155,9 +154,7 @@ class Memgit:
         config_path = self.memory_dir / config_mod.CONFIG_NAME
         if self.memory_dir.exists() and not self.memory_dir.is_dir():
             raise MemgitError(f"{self.memory_dir} exists and is not a folder; move it away and run 'memgit init'")
-        escape = outside_message(self.memory_dir, repo.root)
-        if escape:
-            raise MemgitError(escape)
+        refuse_outside(self.memory_dir, repo.root)
         with self.writer.writing():
             created = not config_path.exists()
             if created:

@@ -245,6 +245,13 @@ def outside_message(folder: Path, work_tree: Path) -> str | None:
             f"outside {tree}; make it a folder inside the repository")
 
 
+def refuse_outside(folder: Path, work_tree: Path) -> None:
+    """Raise MemgitError when `folder` leads outside `work_tree` (see `outside_message`)."""
+    message = outside_message(folder, work_tree)
+    if message:
+        raise MemgitError(message)
+
+
 def copy_id_for(rel: str, taken: Callable[[str], bool]) -> str | None:
     """The id a copy (`Store.load`) is read under: its path id, else that id with a hash of
     its path (when the path id is the contested one, or another file's); None if both are taken."""
