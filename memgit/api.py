@@ -22,6 +22,7 @@ from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store import Store, refuse_outside
+from memgit.trust import sort as sort_supersedes
 from memgit.writer import Writer, check_fields
 
 if TYPE_CHECKING:
@@ -125,8 +126,7 @@ class Memgit:
                 raise MemgitError(f"no {MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
             state = "is not a folder" if self.memory_dir.exists() else "does not exist"
             raise MemgitError(f"memory folder {self.memory_dir} {state}")
-        if self.repo is not None:
-            refuse_outside(self.memory_dir, self.repo.root)
+        refuse_outside(self.memory_dir, self.repo.root if self.repo is not None else None)
 
     @property
     def writer(self) -> Writer:
@@ -185,8 +185,10 @@ class Memgit:
         force: bool = False,
         allow_secret: bool = False,
         commit: bool = True,
+        trust: str | None = None,
     ) -> Remembered:
-        """Write a new memory and commit it; the same text twice is not duplicated."""
+        """Write a new memory and commit it; the same text twice is not duplicated. See `memgit.trust`
+        for what `supersedes` may hide, judged by `trust` (default: `source`)."""
         self._require_store()
         text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
         if not text and not title:
@@ -206,10 +208,9 @@ class Memgit:
                 "shorten it, split it into several memories, or use --force"
             )
         check_fields(self.config.kinds, source=source, kind=kind, task_id=task_id, confidence=confidence)
-        if confidence is None:
-            confidence = fmt.DEFAULT_CONFIDENCE[source]
         with self.writer.writing() as repo:
-            same, taken = lookup.same_text(self._synced(), self._load, title, body)
+            same, taken = lookup.same_text(index := self._synced(), self._load, title, body)
+            supersedes, held = sort_supersedes(supersedes, trust or source, index, self._load)
             if same:
                 # If an earlier attempt wrote it but its commit failed (a hook, no git
                 # identity), this run finishes the job.
@@ -226,7 +227,7 @@ class Memgit:
                 body=body,
                 kind=kind,
                 entity=entity,
-                confidence=confidence,
+                confidence=fmt.DEFAULT_CONFIDENCE[source] if confidence is None else confidence,
                 source=source,
                 task_id=task_id or None,
                 created=stamp,
@@ -234,7 +235,7 @@ class Memgit:
                 tags=tuple(tags),
                 files=tuple(files),
                 symbols=tuple(symbols),
-                supersedes=tuple(supersedes),
+                supersedes=supersedes, extra=held,
             )
             memory = replace(memory, path=self.store.new_path(memory))
             change = self.writer.change(f'memory: add "{_short(title)}"', commit)

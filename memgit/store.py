@@ -245,9 +245,10 @@ def outside_message(folder: Path, work_tree: Path) -> str | None:
             f"outside {tree}; make it a folder inside the repository")
 
 
-def refuse_outside(folder: Path, work_tree: Path) -> None:
-    """Raise MemgitError when `folder` leads outside `work_tree` (see `outside_message`)."""
-    message = outside_message(folder, work_tree)
+def refuse_outside(folder: Path, work_tree: Path | None) -> None:
+    """Raise MemgitError when `folder` leads outside `work_tree` (see `outside_message`);
+    a folder outside any repository (`--memory-dir`) has no work tree to leave."""
+    message = outside_message(folder, work_tree) if work_tree is not None else None
     if message:
         raise MemgitError(message)
 
