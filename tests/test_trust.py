@@ -63,7 +63,7 @@ def test_an_agent_over_mcp_cannot_hide_user_memories(repo: Path, mem: memgit.Mem
     text = (repo / out["path"]).read_text()
     assert f"supersedes:\n- {mine}\n" in text
     assert f"proposed_supersedes:\n- {users[0]}\n- {users[1]}\n" in text
-    for title, memory_id in zip(TITLES, users):
+    for title, memory_id in zip(TITLES, users, strict=True):
         assert memory_id in recalled(repo, title)
     assert mine not in recalled(repo, "older guess of mine about deploy order")
     # Ids are checked: not an id, not a memory -> a tool error and nothing written.
