@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memgit import memory as fmt
+from memgit import trust
 from memgit.lenient import conflict_lines
 from memgit.memory import Memory
 
-SOURCE_RANK = {"user": 3, "static": 2, "inferred": 1}
 #: Fields with their own rule; every other field (and each unknown key) is merged three-way.
 OWN_RULE = {"updated", "confidence", "source", "status", *fmt.LIST_FIELDS}
 
@@ -190,7 +190,7 @@ def _trust(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[str, floa
         return other
     if old == other:
         return mine
-    return max(mine, other, key=lambda pair: (SOURCE_RANK.get(pair[0], 0), pair[1]))
+    return max(mine, other, key=lambda pair: (trust.rank(pair[0]), pair[1]))
 
 
 def _write(ours_text: str, ours: Memory, merged: Memory, path: str) -> str:
