@@ -21,7 +21,8 @@ from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.session import MEMORY_DIR, Session, index_path
-from memgit.store import Store
+from memgit.store import Store, refuse_outside
+from memgit.trust import sort as sort_supersedes
 from memgit.writer import Writer, check_fields
 
 if TYPE_CHECKING:
@@ -116,7 +117,8 @@ class Memgit:
 
     def _store_for(self, config: config_mod.Config) -> Store:
         repo = self.repo  # git tells an original from a copy that repeats its id
-        return Store(self.memory_dir, config.kinds, partial(gitrepo.first_added, repo) if repo else None)
+        return Store(self.memory_dir, config.kinds, partial(gitrepo.first_added, repo) if repo else None,
+                     repo.root if repo else None)
 
     def _require_store(self) -> None:
         if not self.memory_dir.is_dir():
@@ -124,6 +126,7 @@ class Memgit:
                 raise MemgitError(f"no {MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
             state = "is not a folder" if self.memory_dir.exists() else "does not exist"
             raise MemgitError(f"memory folder {self.memory_dir} {state}")
+        refuse_outside(self.memory_dir, self.repo.root if self.repo is not None else None)
 
     @property
     def writer(self) -> Writer:
@@ -151,6 +154,7 @@ class Memgit:
         config_path = self.memory_dir / config_mod.CONFIG_NAME
         if self.memory_dir.exists() and not self.memory_dir.is_dir():
             raise MemgitError(f"{self.memory_dir} exists and is not a folder; move it away and run 'memgit init'")
+        refuse_outside(self.memory_dir, repo.root)
         with self.writer.writing():
             created = not config_path.exists()
             if created:
@@ -181,8 +185,10 @@ class Memgit:
         force: bool = False,
         allow_secret: bool = False,
         commit: bool = True,
+        trust: str | None = None,
     ) -> Remembered:
-        """Write a new memory and commit it; the same text twice is not duplicated."""
+        """Write a new memory and commit it; the same text twice is not duplicated. See `memgit.trust`
+        for what `supersedes` may hide, judged by `trust` (default: `source`)."""
         self._require_store()
         text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
         if not text and not title:
@@ -202,10 +208,9 @@ class Memgit:
                 "shorten it, split it into several memories, or use --force"
             )
         check_fields(self.config.kinds, source=source, kind=kind, task_id=task_id, confidence=confidence)
-        if confidence is None:
-            confidence = fmt.DEFAULT_CONFIDENCE[source]
         with self.writer.writing() as repo:
-            same, taken = lookup.same_text(self._synced(), self._load, title, body)
+            same, taken = lookup.same_text(index := self._synced(), self._load, title, body)
+            supersedes, held = sort_supersedes(supersedes, trust or source, index, self._load)
             if same:
                 # If an earlier attempt wrote it but its commit failed (a hook, no git
                 # identity), this run finishes the job.
@@ -222,7 +227,7 @@ class Memgit:
                 body=body,
                 kind=kind,
                 entity=entity,
-                confidence=confidence,
+                confidence=fmt.DEFAULT_CONFIDENCE[source] if confidence is None else confidence,
                 source=source,
                 task_id=task_id or None,
                 created=stamp,
@@ -230,7 +235,7 @@ class Memgit:
                 tags=tuple(tags),
                 files=tuple(files),
                 symbols=tuple(symbols),
-                supersedes=tuple(supersedes),
+                supersedes=supersedes, extra=held,
             )
             memory = replace(memory, path=self.store.new_path(memory))
             change = self.writer.change(f'memory: add "{_short(title)}"', commit)

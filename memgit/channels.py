@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
-from memgit import fts
+from memgit import fts, trust
 from memgit import sqlite as sq
 from memgit.anchors import query_anchors
 
@@ -41,16 +41,33 @@ VECTOR_CANDIDATES_SHARE = 50
 VECTOR_CANDIDATES_MAX = 4096
 
 
+def _not_superseded() -> tuple[str, ...]:
+    """One condition per source rank: a memory is hidden by an active memory that lists it in
+    `supersedes` only if that memory's source ranks at least as high (`memgit.trust`). Each
+    subquery is uncorrelated (SQLite runs it once) and reads, through the partial index
+    `memories_superseding`, only the memories that supersede something."""
+    def quoted(sources: list[str]) -> str:
+        return ", ".join(f"'{source}'" for source in sources)
+
+    out = []
+    for level in sorted(set(trust.RANK.values()), reverse=True):
+        above = [source for source, rank in trust.RANK.items() if rank > level]
+        at = [source for source, rank in trust.RANK.items() if rank == level]
+        hidden = ("m.id NOT IN (SELECT j.value FROM memories s, json_each(s.supersedes) j "
+                  f"WHERE s.supersedes <> '[]' AND s.status = 'active' AND j.value <> s.id "
+                  f"AND s.source IN ({quoted(at)}))")
+        out.append(f"(m.source IN ({quoted(above)}) OR {hidden})" if above else hidden)
+    return tuple(out)
+
+
 #: Not recalled by default (besides archived): a memory past its `expires` (compared by
 #: SQLite's julianday, so an offset or `Z` counts and a bare date means its midnight UTC; a
-#: value it cannot read never expires), and one whose id an active memory `supersedes`
-#: (through the partial index `memories_superseding`, so the subquery reads only the
-#: memories that supersede something).
+#: value it cannot read never expires), and one whose id an active memory at least as
+#: trusted `supersedes` (`_not_superseded`).
 CURRENT = (
     "m.status = 'active'",
     "coalesce(julianday(m.expires) > julianday('now'), 1)",
-    "m.id NOT IN (SELECT j.value FROM memories s, json_each(s.supersedes) j "
-    "WHERE s.supersedes <> '[]' AND s.status = 'active' AND j.value <> s.id)",
+    *_not_superseded(),
 )
 
 

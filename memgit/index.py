@@ -38,9 +38,9 @@ from memgit.changes import Parsed, Scan, dir_of
 from memgit.anchors import extract_anchors, normalize_anchor
 from memgit.db import Database
 from memgit.errors import MemgitError
-from memgit.memory import Memory, path_id
+from memgit.memory import Memory
 from memgit.ranking import Channels
-from memgit.store import Store
+from memgit.store import Store, copy_id_for
 from memgit.vectors import Vectors, embed_text, text_sha
 
 Warn = Callable[[str], None]
@@ -293,10 +293,10 @@ class Index:
                 self._forget_file(row[1])  # that file is a copy of this one: read it again as one
                 self._demoted.append(row[1])
                 row, owner_alive = None, False
-            elif owner_alive and conn.execute("SELECT 1 FROM memories WHERE id = ? AND rel != ?",
-                                              (path_id(item.rel), item.rel)).fetchone() is None:
+            elif owner_alive and (copy_id := copy_id_for(item.rel, lambda candidate: conn.execute(
+                    "SELECT 1 FROM memories WHERE id = ? AND rel != ?", (candidate, item.rel)).fetchone() is not None)):
                 self._copy_of[item.rel] = memory.id  # a copy: indexed under its path id (Store.load)
-                memory = replace(memory, id=path_id(item.rel))
+                memory = replace(memory, id=copy_id)
                 memory_id = memory.id
                 row = conn.execute("SELECT doc, rel, vec_sha FROM memories WHERE id = ?", (memory.id,)).fetchone()
                 owner_alive = False

@@ -22,20 +22,20 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     (and finish a change set a killed command left)."""
     loaded = store.load()
     problems = list(loaded.problems)
-    to_fix: list[str] = []
+    to_fix: dict[str, str] = {}  # path -> the id it is read under
     for memory in loaded.memories:  # files without an id, and copies: write their path id
         data = store.path_of(memory.path).read_bytes()
         if memory.path in loaded.copies or not fmt.declares_id(data):
             if _utf8(data):  # a file that is not UTF-8 is reported; writing it back would lose bytes
-                to_fix.append(memory.path)
+                to_fix[memory.path] = memory.id
         for secret in find_in_memory(memory):
             problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
         problems.extend(_secrets_in_replaced_fields(memory.path, data))
     if fix and (to_fix or writer.interrupted()):
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
-            for rel in to_fix:
-                change.write(rel, with_id(store, rel, fmt.path_id(rel)))
+            for rel, memory_id in to_fix.items():
+                change.write(rel, with_id(store, rel, memory_id))
             writer.land(change)
         # A copy given its own id is a copy no more.
         fixed = set(to_fix) & set(loaded.copies)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
 
 from memgit.errors import MemgitError
+from memgit.trust import proposed
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -101,14 +102,21 @@ def build(mem: "Memgit") -> "MCPServer":
         tags: Items = [],  # noqa: B006 - pydantic copies defaults
         files: Items = [],  # noqa: B006
         symbols: Items = [],  # noqa: B006
-        supersedes: Annotated[list[str], Field(description="Ids of memories this one replaces.")] = [],  # noqa: B006
+        supersedes: Annotated[list[str], Field(description=(
+            "Ids of existing memories this one replaces (e.g. m-7f3a2c). It hides only inferred ones; "
+            "replacing a user's or static memory is proposed for a person."))] = [],  # noqa: B006
     ) -> dict[str, Any]:
         """Save a memory as one git commit under .memory/. The same text twice is not duplicated;
         text that looks like a credential is refused (memories are pushed to remotes)."""
+        # An agent's word never hides what a person said, whatever `source` it claims (memgit.trust).
         result = mem.remember(text, title=title, kind=kind, entity=entity, source=source, confidence=confidence,
-                              task_id=task, tags=tags, files=files, symbols=symbols, supersedes=supersedes)
+                              task_id=task, tags=tags, files=files, symbols=symbols, supersedes=supersedes,
+                              trust="inferred")
+        held = proposed(result.memory)
         return {"id": result.memory.id, "created": result.created, "duplicate_of": result.duplicate_of,
-                "title": result.memory.title, "path": mem.rel_path(result.memory), "commit": result.commit}
+                "title": result.memory.title, "path": mem.rel_path(result.memory), "commit": result.commit,
+                **({"proposed_supersedes": held, "note": "these memories stay recalled: replacing them is "
+                    "proposed for a person ('memgit reflect' lists it)"} if held else {})}
 
     @tool
     def show(ref: Ref) -> dict[str, Any]:

@@ -217,15 +217,32 @@ def is_memory_file(name: str) -> bool:
 
 
 def path_id(rel_path: str) -> str:
-    """The id of a hand-written file without one: derived from its path, stable while it stays."""
+    """The id of a hand-written file without one: derived from its path, stable while it stays.
+
+    An ASCII name keeps its readable slug (`team/notes.md` is `team.notes`). A name the slug
+    cannot tell apart from others (non-ASCII letters, a slug over 128 characters) gets a
+    short hash of its exact path too (`日本.md` is `memory-3f9c…`), so two such files never
+    share an id. ASCII names whose slugs collide (`notes.md`, `notes .md`) are told apart by
+    the store: the first file keeps the slug, the others are read under `hashed_path_id`.
+    """
+    text = _path_slug(rel_path)
+    if len(text) > 128 or not rel_path.isascii():
+        return hashed_path_id(rel_path)
+    return text
+
+
+def hashed_path_id(rel_path: str) -> str:
+    """The path id with a hash of the exact path: unique per path even when slugs collide."""
+    digest = hashlib.sha1(rel_path.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return _path_slug(rel_path)[:117] + "-" + digest
+
+
+def _path_slug(rel_path: str) -> str:
     stem = re.sub(r"(?i)\.(?:md|markdown)\Z", "", rel_path)
     text = re.sub(r"[^A-Za-z0-9._-]+", "-", stem.replace("/", "."))
     text = text.strip("-.") or "memory"
     if not text[0].isalnum():
         text = "f" + text
-    if len(text) > 128:
-        digest = hashlib.sha1(rel_path.encode()).hexdigest()[:10]
-        text = text[:117] + "-" + digest
     return text
 
 

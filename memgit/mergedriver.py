@@ -12,8 +12,10 @@ Front-matter merges field by field (docs/format.md, "Merging"):
   items one side removed;
 - `confidence` with `source`: if only one side changed them, that side; if both did, the
   stronger source (user > static > inferred), then the higher confidence;
-- `status`: when the sides differ, the side whose `updated` is later (archiving wins only if it
-  came last: an edit made after an archive keeps the memory alive);
+- `status`: when the sides differ, the side that changed it: a forget (active -> archived) is a
+  deliberate act that an edit on the other side, even a later one, does not undo (the edit is
+  kept in the archived file); a restore (archived -> active) likewise wins over an edit. Only
+  without an ancestor (both sides added the file) does the side updated later decide;
 - every other field three-way: a change made on one side is taken; two different changes take
   the side updated later, and the driver says so on stderr.
 
@@ -32,10 +34,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memgit import memory as fmt
+from memgit import trust
 from memgit.lenient import conflict_lines
 from memgit.memory import Memory
 
-SOURCE_RANK = {"user": 3, "static": 2, "inferred": 1}
 #: Fields with their own rule; every other field (and each unknown key) is merged three-way.
 OWN_RULE = {"updated", "confidence", "source", "status", *fmt.LIST_FIELDS}
 
@@ -133,7 +135,7 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory, notes: lis
         changes[name] = _union(getattr(base, name) if base else (), getattr(ours, name), getattr(theirs, name))
     changes["source"], changes["confidence"] = _trust(base, ours, theirs)
     if ours.status != theirs.status:
-        changes["status"] = theirs.status if later_is_theirs else ours.status
+        changes["status"] = _status(base, ours, theirs, later_is_theirs)
     for name in fmt.FIELDS:
         if name in OWN_RULE or name == "id":
             continue
@@ -151,6 +153,16 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory, notes: lis
         if value is not None:
             extra[key] = value
     return replace(ours, **changes, extra=extra)
+
+
+def _status(base: Memory | None, ours: Memory, theirs: Memory, later_is_theirs: bool) -> str:
+    """Differing statuses: the side that changed it from the ancestor's (a forget or a restore),
+    however late the other side's edit; without an ancestor, the side updated later."""
+    if base is not None and base.status == ours.status:
+        return theirs.status
+    if base is not None and base.status == theirs.status:
+        return ours.status
+    return theirs.status if later_is_theirs else ours.status
 
 
 def _three_way(name: str, base: Any, ours: Any, theirs: Any, later_is_theirs: bool) -> tuple[Any, str | None]:
@@ -178,7 +190,7 @@ def _trust(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[str, floa
         return other
     if old == other:
         return mine
-    return max(mine, other, key=lambda pair: (SOURCE_RANK.get(pair[0], 0), pair[1]))
+    return max(mine, other, key=lambda pair: (trust.rank(pair[0]), pair[1]))
 
 
 def _write(ours_text: str, ours: Memory, merged: Memory, path: str) -> str:

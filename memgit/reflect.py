@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from memgit import memory as fmt
+from memgit import trust
 from memgit.anchorcheck import Checker, Finding, churned
 from memgit.config import Config
 from memgit.duplicates import Detector, merge, rank
@@ -230,6 +231,7 @@ class _Engine(Lifecycle):
     def supersessions(self) -> None:
         from memgit.supersession import find
 
+        self.held_supersessions()
         for found in find(self.active(), self._detector()):
             newer, older = self.state.get(found.newer), self.state.get(found.older)
             if newer is None or older is None or not newer.active or not older.active:
@@ -266,6 +268,27 @@ class _Engine(Lifecycle):
                     (change,),
                 )
             )
+
+    def held_supersessions(self) -> None:
+        """A memory that may not hide the one it replaces (`memgit.trust`): held in its
+        `proposed_supersedes`, or listed in `supersedes` by a less trusted source. Recall
+        keeps both memories; a person decides."""
+        for memory in self.active():
+            held = [*trust.proposed(memory), *memory.supersedes]
+            for target in (self.state.get(target_id) for target_id in dict.fromkeys(held)):
+                if target is None or not target.active or target.id == memory.id:
+                    continue
+                if target.id in memory.supersedes and trust.may_hide(memory.source, target.source):
+                    continue
+                self.add(Proposal(
+                    "conflict", "supersessions", (memory.id, target.id),
+                    f'"{_short(memory.title)}" proposes to replace "{_short(target.title)}"',
+                    f"a memory from source '{memory.source}' may not hide one from '{target.source}', "
+                    "so recall "
+                    f"keeps both: if it is right, archive {target.id} ('memgit forget {target.id}'); if not, "
+                    f"remove {target.id} from {memory.id}'s `{trust.PROPOSED}`/`supersedes`",
+                    (f"{memory.id}: {memory.source}, {target.id}: {target.source}",),
+                ))
 
     # -- 3. stale anchors ------------------------------------------------------------------------
 

@@ -46,17 +46,27 @@ class Store:
     """Memory files under one folder (normally `<repo>/.memory`)."""
 
     def __init__(self, root: Path, kinds: tuple[str, ...] = fmt.KINDS,
-                 first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None) -> None:
+                 first_added: Callable[[Sequence[Path]], Mapping[Path, int]] | None = None,
+                 boundary: Path | None = None) -> None:
         self.root = root
         self.kinds = kinds
         self.first_added = first_added  # git: the order in which files were first committed
         self._real_root = os.path.realpath(root)
+        # The work tree the folder belongs to: a `.memory` that is a symlink out of it is
+        # refused, or a checkout could feed any folder on the machine to an agent.
+        self._escape = outside_message(root, boundary) if boundary is not None else None
+
+    def check_inside(self) -> None:
+        """Raise MemgitError when the folder itself leads outside its work tree (a symlink)."""
+        if self._escape:
+            raise MemgitError(self._escape)
 
     # -- finding -------------------------------------------------------------------------
 
     def iter_files(self) -> Iterator[FileStat]:
         """Every memory file (`memory.is_memory_file`) under the folder, skipping hidden
         folders and symlinks."""
+        self.check_inside()
         root = str(self.root)
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -106,8 +116,9 @@ class Store:
         """The file for a path relative to the folder; hostile paths are refused."""
         if not rel or rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in rel.split("/")):
             raise MemgitError(f"refusing memory path {rel!r}: it must stay inside {self.root}")
+        self.check_inside()
         full = self.root / rel
-        if not self._inside(str(full.parent)):
+        if not self._inside(str(full.parent)) or (os.path.islink(full) and not self._inside(str(full))):
             raise MemgitError(f"refusing memory path {rel!r}: it leads outside {self.root}")
         return full
 
@@ -135,6 +146,7 @@ class Store:
         skipped: list[Problem] = []
         by_id: dict[str, list[Memory]] = {}
         copies: set[str] = set()
+        taken: set[str] = set()  # ids given to copies
         for stat in self.iter_files():
             memory, found = self.read(stat.rel)
             problems.extend(found)
@@ -148,13 +160,15 @@ class Store:
                 group.sort(key=lambda m: (m.path != first, m.path))
             memories.append(group[0])
             for copy in group[1:]:
-                copy_id = fmt.path_id(copy.path)
-                if copy_id in by_id:
+                copy_id = copy_id_for(copy.path, lambda candidate: candidate in by_id or candidate in taken)
+                if copy_id is None:
                     skipped.append(Problem(copy.path, 0, f"duplicate id {memory_id!r} (also in {group[0].path}); "
                                                          "give this copy its own id"))
                     problems.append(skipped[-1])
                     continue
-                problems.append(Problem(copy.path, 0, duplicate_message(memory_id, group[0].path, copy_id)))
+                taken.add(copy_id)
+                declared = memory_id != fmt.path_id(copy.path)
+                problems.append(Problem(copy.path, 0, duplicate_message(memory_id, group[0].path, copy_id, declared)))
                 memories.append(replace(copy, id=copy_id))
                 copies.add(copy.path)
         memories.sort(key=lambda m: m.path)
@@ -222,7 +236,36 @@ class Store:
         return path
 
 
-def duplicate_message(memory_id: str, original: str, copy_id: str) -> str:
-    """What lint says about a copied file (see `Store.load`)."""
+def outside_message(folder: Path, work_tree: Path) -> str | None:
+    """Why memgit does not read `folder` (a symlink out of `work_tree`), or None when it is inside."""
+    real, tree = os.path.realpath(folder), os.path.realpath(work_tree)
+    if real == tree or real.startswith(tree.rstrip(os.sep) + os.sep):
+        return None
+    return (f"{folder} leads outside the repository (to {real}): memgit does not read memories from "
+            f"outside {tree}; make it a folder inside the repository")
+
+
+def refuse_outside(folder: Path, work_tree: Path | None) -> None:
+    """Raise MemgitError when `folder` leads outside `work_tree` (see `outside_message`);
+    a folder outside any repository (`--memory-dir`) has no work tree to leave."""
+    message = outside_message(folder, work_tree) if work_tree is not None else None
+    if message:
+        raise MemgitError(message)
+
+
+def copy_id_for(rel: str, taken: Callable[[str], bool]) -> str | None:
+    """The id a copy (`Store.load`) is read under: its path id, else that id with a hash of
+    its path (when the path id is the contested one, or another file's); None if both are taken."""
+    for candidate in (fmt.path_id(rel), fmt.hashed_path_id(rel)):
+        if not taken(candidate):
+            return candidate
+    return None
+
+
+def duplicate_message(memory_id: str, original: str, copy_id: str, declared: bool = True) -> str:
+    """What lint says about a copied file, or one whose path id another file has (see `Store.load`)."""
+    if not declared:
+        return (f"duplicate id {memory_id!r}: its path gives the id of {original}, so it is read as {copy_id!r}; "
+                "give it its own id ('memgit lint --fix' writes that one)")
     return (f"duplicate id {memory_id!r} (the original is {original}): this copy is read as {copy_id!r}; "
             "give it its own id ('memgit lint --fix' writes that one)")
