@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from memgit import gitrepo
+from memgit import gitrepo, launch
 from memgit.errors import MemgitError
 
 HOOKS = ("post-checkout", "post-merge", "post-rewrite", "pre-commit")
@@ -45,6 +45,26 @@ class HookState:
     state: str
 
 
+#: Runs the chained hook so that it sees its own name: hooks that dispatch on `basename "$0"`
+#: (husky 4) or find their helpers from `dirname "$0"` would otherwise see `<hook>.memgit-chained`.
+#: A script for sh or bash is sourced by that shell with `$0` set to this hook's path (its
+#: name and folder); any other program (Python, node, a binary) runs as it is.
+_CHAINED_RUNNER = [
+    "shell_of() {  # the shell, with its options, that a script's #! line names; nothing otherwise",
+    '  line=""; IFS= read -r line < "$1" || [ -n "$line" ] || return 0',
+    '  case "$line" in "#!"*) ;; *) return 0 ;; esac',
+    '  set -f; set -- ${line#??}; set +f',
+    '  if [ "${1##*/}" = env ]; then shift; while [ "${1#-}" != "$1" ]; do shift; done; fi',
+    '  case "${1##*/}" in sh|bash|dash|ash) echo "$*" ;; esac',
+    "}",
+    "run_chained() {",
+    '  shell="$(shell_of "$chained")"',
+    '  if [ -z "$shell" ]; then "$chained" "$@"; return; fi',
+    "  MEMGIT_CHAINED_HOOK=\"$chained\" $shell -c '. \"$MEMGIT_CHAINED_HOOK\"' \"$0\" \"$@\"",
+    "}",
+]
+
+
 def script(name: str, python: str = sys.executable) -> str:
     """The hook file memgit writes for `name`."""
     py = shlex.quote(python)
@@ -58,21 +78,27 @@ def script(name: str, python: str = sys.executable) -> str:
     ]
     if stdin:
         lines.append('input="$(cat)"')
-    run_chained = '"$chained" "$@"' if not stdin else 'printf "%s\\n" "$input" | "$chained" "$@"'
-    lines += [f'if [ -x "$chained" ]; then {run_chained} || status=$?; fi']
+    lines += _CHAINED_RUNNER
+    run_chained = "run_chained" if not stdin else 'printf "%s\\n" "$input" | run_chained'
+    lines += [f'if [ -x "$chained" ]; then {run_chained} "$@" || status=$?; fi']
     if name == "pre-commit":
         lines += [
             '[ "$status" -ne 0 ] && exit "$status"',
             f"[ -x {py} ] || exit 0  # memgit's Python is gone: never block a commit for it",
-            f"exec {py} -m memgit.githooks pre-commit",
+            f"exec {launch.command('memgit.githooks', 'pre-commit', python=python)}",
         ]
     else:
         # Detached and silent: the git command does not wait for the index.
+        sync = launch.command("memgit.githooks", "sync", python=python)
         lines += [
-            f"[ -x {py} ] && ( {py} -m memgit.githooks sync </dev/null >/dev/null 2>&1 & )",
+            f"[ -x {py} ] && ( {sync} </dev/null >/dev/null 2>&1 & )",
             'exit "$status"',
         ]
     return "\n".join(lines) + "\n"
+
+
+def _runs(name: str) -> str:
+    return "pre-commit" if name == "pre-commit" else "sync"
 
 
 def _ours(path: Path) -> bool:
@@ -88,8 +114,8 @@ def _dir(repo: gitrepo.Repo, allow_tracked: bool) -> Path:
     inside_git = folder == repo.git_dir or repo.git_dir in folder.parents or _common(repo) in (folder, *folder.parents)
     if not inside_git and (folder == repo.root or repo.root in folder.parents) and not allow_tracked:
         rel = folder.relative_to(repo.root)
-        adds = "\n".join(f"  {rel}/{name}:  {sys.executable} -m memgit.githooks "
-                         f"{'pre-commit' if name == 'pre-commit' else 'sync'}" for name in HOOKS)
+        adds = "\n".join(f"  {rel}/{name}:  {launch.command('memgit.githooks', _runs(name))}"
+                         for name in HOOKS)
         raise MemgitError(
             f"core.hooksPath points into the work tree ({rel}/), whose files are tracked: memgit does not edit "
             f"them unasked. Add these calls to those hooks yourself (post-* hooks detached, with '&'):\n{adds}"
