@@ -182,12 +182,22 @@ def status(repo: gitrepo.Repo) -> list[HookState]:
 
 
 def sync(start: Path) -> None:
-    """Bring the index in step with the files and embed what is new (the post-* hooks)."""
+    """Bring the index in step with the files and embed what is new (the post-* hooks).
+
+    One process embeds per index: while embedding, this holds the lock the background job
+    (`memgit.embedjob`) holds, and when a job already runs it leaves the embedding to it."""
+    from memgit import embedjob
     from memgit.api import open as open_store
 
     with open_store(start, warn=lambda message: None) as mem:
-        if mem.memory_dir.is_dir():
-            mem.index.embed_pending()
+        if not mem.memory_dir.is_dir():
+            return
+        index = mem.index
+        if index.db_path is None or index.in_memory:
+            index.embed_pending()
+            return
+        with embedjob.hold(index.db_path) as mine:
+            index.sync(embed="all" if mine else "none")
 
 
 def pre_commit(start: Path, out: Callable[[str], None]) -> int:
