@@ -365,10 +365,10 @@ def test_session_end_leaves_a_capture_proposal_by_default(project: Path, tmp_pat
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "symlink-to-dev-zero", "folder"])
 def test_a_transcript_path_that_is_not_a_file_is_not_read(kind: str, project: Path, tmp_path: Path) -> None:
     """The payload names the transcript; /dev/zero never ends and a FIFO nobody writes never
-    opens. The hook reads neither, returns, and still writes the checkpoint from the repository.
-    The subprocess timeout fails the test instead of letting a hanging hook hang it."""
-    target = {"dev-zero": Path("/dev/zero"), "fifo": tmp_path / "fifo", "symlink-to-dev-zero": tmp_path / "link",
-              "folder": tmp_path / "folder"}[kind]
+    opens. The hook reads neither, returns, and still writes the checkpoint from the
+    repository. The subprocess timeout fails the test instead of letting a hanging hook hang it."""
+    target = {"dev-zero": Path("/dev/zero"), "fifo": tmp_path / "fifo",
+              "symlink-to-dev-zero": tmp_path / "link", "folder": tmp_path / "folder"}[kind]
     if kind == "fifo":
         os.mkfifo(target)
     elif kind == "symlink-to-dev-zero":

@@ -125,7 +125,8 @@ def test_one_job_at_a_time_and_a_killed_job_is_resumed(repo: Path, pulled: Path)
 def hook_sync(repo: Path, gate: Path) -> subprocess.Popen[bytes]:
     """What the post-merge hook starts after a pull (not `-I` here: the gated test embedder
     is imported from this checkout)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": GATED, "MEMGIT_TEST_GATE": str(gate)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": GATED,
+           "MEMGIT_TEST_GATE": str(gate)}
     return subprocess.Popen([sys.executable, "-m", "memgit.githooks", "sync"], cwd=repo, env=env)
 
 

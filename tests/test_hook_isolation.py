@@ -68,20 +68,21 @@ def hostile(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     return marks
 
 
-def wait_for_detached_syncs(repo: Path) -> None:
-    """The post-* hooks return at once; their sync runs on. Wait until none runs here."""
+def wait_for_detached(repo: Path, needle: bytes) -> None:
+    """Hooks return at once and leave work running detached (the post-* hooks' sync, the
+    session end's capture). Wait until no such process runs here."""
     deadline = time.monotonic() + 120
     while True:
         running = []
         for proc in Path("/proc").iterdir():
             try:
-                if b"memgit.githooks" in (proc / "cmdline").read_bytes() and (proc / "cwd").resolve() == repo:
+                if needle in (proc / "cmdline").read_bytes() and (proc / "cwd").resolve() == repo:
                     running.append(proc.name)
             except OSError:
                 continue
         if not running:
             return
-        assert time.monotonic() < deadline, f"hook syncs still running: {running}"
+        assert time.monotonic() < deadline, f"detached processes still running: {running}"
         time.sleep(0.1)
 
 
@@ -98,11 +99,13 @@ def test_git_hooks_and_the_merge_driver_run_the_real_memgit(repo: Path, hostile:
     git(repo, "add", ".memory")
     refused = subprocess.run(["git", "commit", "-m", "token"], cwd=repo, capture_output=True, text=True)
     assert refused.returncode == 1 and "this looks like a secret" in refused.stderr  # memgit's pre-commit
-    wait_for_detached_syncs(repo)
+    wait_for_detached(repo, b"memgit.githooks")
     assert sorted(p.name for p in hostile.iterdir()) == []
 
 
-def test_agent_hooks_as_written_in_the_settings_run_the_real_memgit(repo: Path, hostile: Path) -> None:
+def test_agent_hooks_as_written_in_the_settings_run_the_real_memgit(repo: Path, hostile: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMGIT_CAPTURE_COMMAND")  # the session end starts memgit's own capture
     transcript = DATA / "claude" / "transcript.jsonl"
     for agent, settings in (("claude", ".claude/settings.json"), ("codex", ".codex/hooks.json")):
         hooks = json.loads((repo / settings).read_text())["hooks"]
@@ -111,15 +114,17 @@ def test_agent_hooks_as_written_in_the_settings_run_the_real_memgit(repo: Path, 
             (command,) = [h["command"] for group in hooks[event] for h in group["hooks"]]
             payload = (DATA / agent / name).read_text().replace("{cwd}", str(repo))
             payload = payload.replace("{transcript}", str(transcript))
-            done = subprocess.run(["sh", "-c", command], cwd=repo, input=payload.encode(), capture_output=True,
-                                  timeout=120)
+            done = subprocess.run(["sh", "-c", command], cwd=repo, input=payload.encode(),
+                                  capture_output=True, timeout=120)
             assert done.returncode == 0, done.stderr
             if event == "SessionStart":
                 context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
                 assert "Run the tests with pytest -q from the repository root" in context  # the pinned one
+    wait_for_detached(repo, b"--from-hook")
+    assert "proposed" in (repo / ".git" / "memgit" / "capture.log").read_text()  # memgit's capture ran
     # What the hooks logged: only that the repository's embedder module was not imported.
     for line in (repo / ".git" / "memgit" / "hooks.log").read_text().splitlines():
-        assert line.endswith("vectors are off: Cannot load embedder 'evilemb:Embedder': No module named 'evilemb'.")
+        assert line.endswith("Cannot load embedder 'evilemb:Embedder': No module named 'evilemb'.")
     assert sorted(p.name for p in hostile.iterdir()) == []
 
 
@@ -134,4 +139,19 @@ def test_the_registered_mcp_server_runs_the_real_memgit(repo: Path, hostile: Pat
 
     hits = anyio.run(main)["hits"]
     assert "m-pin001" in [hit["id"] for hit in hits]
+    assert sorted(p.name for p in hostile.iterdir()) == []
+
+
+def test_memgit_hook_ignores_python_variables(repo: Path, hostile: Path) -> None:
+    """A relative PYTHONPATH entry is a folder of whatever repository the agent runs in."""
+    (repo / "plugins").mkdir()
+    (repo / "plugins" / "evilemb.py").write_text((repo / "evilemb.py").read_text())
+    (repo / "evilemb.py").unlink()
+    payload = (DATA / "claude" / "session_start_startup.json").read_text().replace("{cwd}", str(repo))
+    payload = payload.replace("{transcript}", "")
+    hooks = json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
+    command = hooks["SessionStart"][0]["hooks"][0]["command"]
+    done = subprocess.run(["sh", "-c", command], cwd=repo, input=payload.encode(), capture_output=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": "plugins"})
+    assert "Run the tests with pytest -q" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert sorted(p.name for p in hostile.iterdir()) == []
