@@ -92,15 +92,16 @@ def test_project_settings_are_the_same_on_every_machine_and_harmless_without_mem
 
     assert run("-C", str(repo), "hooks", "install", "claude", "--mcp").exit_code == 0
     assert run("-C", str(repo), "hooks", "install", "codex", "--mcp").exit_code == 0
-    committed = {p: (repo / p).read_bytes() for p in (".claude/settings.json", ".codex/hooks.json", ".mcp.json",
-                                                    ".codex/config.toml")}
+    shared = (".claude/settings.json", ".codex/hooks.json", ".mcp.json", ".codex/config.toml")
+    committed = {p: (repo / p).read_bytes() for p in shared}
     for path, data in committed.items():
         assert b"python" not in data and str(repo).encode() not in data, path
     # A teammate whose memgit lives in another interpreter installs again: nothing changes.
     for name in ("claude", "codex"):
-        elsewhere = dataclasses.replace(agenthooks.TARGETS[name], python=lambda: "/home/teammate/venv/bin/python")
+        teammate = "/home/teammate/venv/bin/python"
+        elsewhere = dataclasses.replace(agenthooks.TARGETS[name], python=lambda: teammate)
         assert not elsewhere.install(repo, prompts=False).changed
-        assert not mcpsetup.plan(name, repo, python="/home/teammate/venv/bin/python").changed
+        assert not mcpsetup.plan(name, repo, python=teammate).changed
     # A teammate without memgit: every hook does nothing, says nothing, and lets the agent go on.
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     for settings in (".claude/settings.json", ".codex/hooks.json"):

@@ -92,7 +92,8 @@ def test_git_hooks_and_the_merge_driver_run_the_real_memgit(repo: Path, hostile:
     theirs = replace(start, tags=("config", "theirs-tag"), title="parse_config returns (path, Config)",
                      updated="2026-11-03T10:00:00+00:00")
     diverge(repo, ours, theirs, start)  # commits and checkouts: pre-commit, post-checkout
-    merged = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=repo, capture_output=True, text=True)
+    merged = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=repo, capture_output=True,
+                            text=True)
     assert merged.returncode == 0, merged.stdout + merged.stderr  # only memgit's driver merges the tags
     assert sorted(read(repo, start.id).tags) == ["config", "ours-tag", "theirs-tag"]
     (repo / ".memory" / "token.md").write_text(f"# CI token\n\nUse {GITHUB} for the API.\n")
@@ -153,5 +154,6 @@ def test_memgit_hook_ignores_python_variables(repo: Path, hostile: Path) -> None
     command = hooks["SessionStart"][0]["hooks"][0]["command"]
     done = subprocess.run(["sh", "-c", command], cwd=repo, input=payload.encode(), capture_output=True,
                           timeout=120, env={**os.environ, "PYTHONPATH": "plugins"})
-    assert "Run the tests with pytest -q" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Run the tests with pytest -q" in context
     assert sorted(p.name for p in hostile.iterdir()) == []
