@@ -157,3 +157,11 @@ def test_memgit_hook_ignores_python_variables(repo: Path, hostile: Path) -> None
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Run the tests with pytest -q" in context
     assert sorted(p.name for p in hostile.iterdir()) == []
+
+
+def test_a_driver_registered_without_isolation_is_registered_again(repo: Path) -> None:
+    mem = memgit.open(repo, warn=lambda message: None)
+    mem.init()
+    git(repo, "config", "merge.memgit.driver", f"{sys.executable} -m memgit.mergedriver %O %A %B %L %P")
+    mem.remember("deploys go through CI")  # any write checks the driver
+    assert git(repo, "config", "merge.memgit.driver").startswith(f"{sys.executable} -I -m memgit.mergedriver ")
