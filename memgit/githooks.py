@@ -3,19 +3,21 @@
 `install(repo)` writes four hooks into the folder git runs hooks from (`git rev-parse
 --git-path hooks`: `core.hooksPath`, or the common git dir's `hooks`, shared by worktrees):
 
-- post-checkout, post-merge, post-rewrite start `python -m memgit.githooks sync` detached
+- post-checkout, post-merge, post-rewrite start `python -I -m memgit.githooks sync` detached
   and return at once: it brings the index in step with the files and embeds every new or
   changed memory, so the recall after a large pull has all its channels. It never fails the
-  git command.
+  git command. It takes the background embedding job's lock while it embeds, and leaves
+  the embedding to a job that already holds it.
 - pre-commit lints the staged memory files (problems are printed, the commit goes on) and
   refuses a commit that adds a likely secret under the memory folder, naming the file and
   line (`git commit --no-verify` or `MEMGIT_ALLOW_SECRET=1` overrides). It is the one memgit
   hook that may say no; anything going wrong inside it lets the commit through.
 
 Installed the way the pre-commit framework does it: memgit's script is recognised by its
-marker; a foreign hook already there is moved to `<hook>.memgit-chained` and run first, with
-its exit status respected; `uninstall` puts it back byte for byte. When `core.hooksPath`
-points into the work tree (tracked files), nothing is edited: the error says what to add.
+marker; a foreign hook already there is moved to `<hook>.memgit-chained` and run first, under
+its own name (`$0`), with its exit status respected; `uninstall` puts it back byte for byte.
+When `core.hooksPath` points into the work tree (tracked files), nothing is edited: the error
+says what to add.
 """
 
 from __future__ import annotations
