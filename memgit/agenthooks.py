@@ -7,13 +7,16 @@ with `--user`) and `.codex/hooks.json` (or `~/.codex/hooks.json`). Another targe
 hooks, say) registers itself in `TARGETS` with the same three methods.
 
 Install merges: it never touches another tool's handlers, keeps the file's indentation and
-key order, replaces memgit's own handlers (recognised by `-m memgit.hookrun` in the command)
-so that running it twice changes nothing, and `--dry-run` prints the change as a diff.
-Uninstall removes exactly memgit's handlers, and groups and events it leaves empty.
+key order, replaces memgit's own handlers (recognised by `memgit-hook` or `-m memgit.hookrun`
+in the command) so that running it twice changes nothing, and `--dry-run` prints the change
+as a diff. Uninstall removes exactly memgit's handlers, and groups and events it leaves empty.
 
-The command written is `'<python>' -m memgit.hookrun AGENT EVENT`, with the interpreter
-memgit runs in now, so the hook works from any folder and any PATH; `status` says when that
-interpreter has gone. It ends in `|| true`: a missing interpreter must not break a session.
+The project's settings are committed and shared, so their command is the same on every
+machine: `memgit-hook AGENT EVENT`, found on PATH (a teammate without memgit gets a hook that
+does nothing). The user's settings (`--user`) name this machine's interpreter instead,
+`'<python>' -I -m memgit.hookrun AGENT EVENT`, so they work whatever PATH the agent has;
+`status` says when that interpreter has gone or `memgit-hook` is not on PATH. Both end in
+`2>/dev/null || true`: a missing memgit must not break a session.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from memgit import launch
 from memgit.errors import MemgitError
 from memgit.sessionfiles import claude_home, codex_home
 
@@ -79,8 +84,18 @@ class Target(Protocol):
     def status(self, root: Path) -> list[dict[str, Any]]: ...
 
 
-def hook_command(agent: str, event: str, python: str | None = None) -> str:
-    return f"{shlex.quote(python or sys.executable)} {MARKER} {agent} {event} 2>/dev/null || true"
+def hook_command(agent: str, event: str, python: str | None = None, *, shared: bool = False) -> str:
+    """The handler's command: `memgit-hook` from PATH when `shared` (committed settings),
+    else this interpreter, isolated."""
+    if shared:
+        return f"{launch.HOOK_COMMAND} {agent} {event} 2>/dev/null || true"
+    return f"{launch.command('memgit.hookrun', agent, event, python=python)} 2>/dev/null || true"
+
+
+def ours(command: object) -> bool:
+    """Whether a handler's command is one memgit wrote."""
+    text = str(command)
+    return MARKER in text or text.startswith(f"{launch.HOOK_COMMAND} ")
 
 
 @dataclass(frozen=True)
@@ -108,7 +123,7 @@ class JsonHooks:
             group["hooks"] = [
                 {
                     "type": "command",
-                    "command": hook_command(self.name, event.run, self.python()),
+                    "command": hook_command(self.name, event.run, self.python(), shared=not user),
                     "timeout": event.timeout,
                 }
             ]
@@ -141,7 +156,7 @@ class JsonHooks:
             events, pythons = [], set()
             for name, groups in (doc.get("hooks") or {}).items():
                 for command in _commands(groups):
-                    if MARKER in command:
+                    if ours(command):
                         events.append(name)
                         pythons.add(shlex.split(command)[0])
             row: dict[str, Any] = {
@@ -161,6 +176,11 @@ class JsonHooks:
 
 def runs(python: str) -> str | None:
     """Why the hook command's interpreter cannot run memgit's hooks, or None when it can."""
+    if python == launch.HOOK_COMMAND:
+        if shutil.which(python) is None:
+            return (f"{python} is not on PATH here, so these hooks do nothing on this machine: put the "
+                    "folder of memgit's 'memgit' command on PATH, or install with --user")
+        return None
     if not os.path.exists(python):
         return f"{python} is gone: run 'memgit hooks install' again from memgit's environment"
     try:
@@ -199,7 +219,7 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
                 handlers = [
-                    h for h in group["hooks"] if not (isinstance(h, dict) and MARKER in str(h.get("command")))
+                    h for h in group["hooks"] if not (isinstance(h, dict) and ours(h.get("command")))
                 ]
                 if not handlers and group["hooks"]:
                     continue

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memgit.sessionfiles import read_tail
+
 TAIL_BYTES = 8_000_000
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"}
 READ_TOOLS = {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch"}
@@ -47,11 +49,7 @@ def read(path: str | Path | None) -> Log:
     if not path:
         return log
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - TAIL_BYTES))
-            data = handle.read()
+        data = read_tail(path, TAIL_BYTES)  # a regular file only: the path comes from a hook payload
     except OSError:
         return log
     calls: dict[str, Action] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from memgit.sessionfiles import open_regular
 from memgit.transcripts import Event, Transcript, _blocks_text, _cut, _records, _tool_call, _user_text
 
 
@@ -63,7 +64,7 @@ def read_chat(path: Path, transcript: Transcript) -> None:
             if text:
                 transcript.events.append(Event(start, role, _cut(text)))
 
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for number, raw in enumerate(handle, 1):
             transcript.lines = number
             line = raw.decode("utf-8", "replace").rstrip("\r\n")

@@ -7,8 +7,10 @@ recall answers from keywords and anchors for those memories meanwhile. The job:
 - is a real process (`python -I -m memgit.embedjob <index.db> <embedder>`), detached: its
   own session, no terminal, stdin/stdout/stderr on /dev/null, so the recall that started
   it returns at once and a hook's process group can end without taking it along;
-- runs once per index: it holds an exclusive `flock` on `embed.lock` (next to the index)
-  for its whole life and writes its pid there; a second job exits at once;
+- runs once per index: it holds an exclusive `flock` on `embed.lock` (next to the index, in
+  the git dir) for its whole life and writes its pid there; a second job exits at once. The
+  git hooks' sync after a pull takes the same lock (`hold`) while it embeds, so whichever of
+  the two starts second leaves the embedding to the first;
 - runs at low priority (`os.nice`) and embeds in batches of `EMBED_BATCH`, committing
   each, so a kill loses at most one batch and the next job continues from there;
 - exits when nothing is pending;
@@ -26,7 +28,9 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 #: After a failed job, recalls start no new one for this long (a broken embedder would
 #: otherwise fail again on every call).
@@ -106,23 +110,41 @@ def _start(db_path: Path, embedder_name: str) -> str:
     return "started"
 
 
-def run(db_path: Path, embedder_name: str) -> int:
-    """Embed every pending memory of the index at `db_path`; returns how many."""
+@contextmanager
+def hold(db_path: Path) -> Iterator[bool]:
+    """Take the index's embedding lock for the block: True when this process embeds, False
+    when another (a job, a hook's sync) already does and this one should leave it the work."""
     import fcntl
 
-    lock = open(lock_path(db_path), "a+")  # noqa: SIM115 - held for the process's life
-    for attempt in range(5):
+    lock_path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path(db_path), "a+") as lock:
+        for attempt in range(5):
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                # Another embeds, or `running()` is looking (it holds the lock for microseconds).
+                if attempt == 4:
+                    yield False
+                    return
+                time.sleep(0.02)
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except OSError:
-            # Another job runs, or `running()` is looking (it holds the lock for microseconds).
-            if attempt == 4:
-                return 0
-            time.sleep(0.02)
-    lock.truncate(0)
-    lock.write(str(os.getpid()))
-    lock.flush()
+            yield True
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def run(db_path: Path, embedder_name: str) -> int:
+    """Embed every pending memory of the index at `db_path`; returns how many (0 when another
+    process embeds for this index already)."""
+    with hold(db_path) as mine:
+        return _embed(db_path, embedder_name) if mine else 0
+
+
+def _embed(db_path: Path, embedder_name: str) -> int:
     try:
         os.nice(NICE)
     except OSError:

@@ -3,19 +3,21 @@
 `install(repo)` writes four hooks into the folder git runs hooks from (`git rev-parse
 --git-path hooks`: `core.hooksPath`, or the common git dir's `hooks`, shared by worktrees):
 
-- post-checkout, post-merge, post-rewrite start `python -m memgit.githooks sync` detached
+- post-checkout, post-merge, post-rewrite start `python -I -m memgit.githooks sync` detached
   and return at once: it brings the index in step with the files and embeds every new or
   changed memory, so the recall after a large pull has all its channels. It never fails the
-  git command.
+  git command. It takes the background embedding job's lock while it embeds, and leaves
+  the embedding to a job that already holds it.
 - pre-commit lints the staged memory files (problems are printed, the commit goes on) and
   refuses a commit that adds a likely secret under the memory folder, naming the file and
   line (`git commit --no-verify` or `MEMGIT_ALLOW_SECRET=1` overrides). It is the one memgit
   hook that may say no; anything going wrong inside it lets the commit through.
 
 Installed the way the pre-commit framework does it: memgit's script is recognised by its
-marker; a foreign hook already there is moved to `<hook>.memgit-chained` and run first, with
-its exit status respected; `uninstall` puts it back byte for byte. When `core.hooksPath`
-points into the work tree (tracked files), nothing is edited: the error says what to add.
+marker; a foreign hook already there is moved to `<hook>.memgit-chained` and run first, under
+its own name (`$0`), with its exit status respected; `uninstall` puts it back byte for byte.
+When `core.hooksPath` points into the work tree (tracked files), nothing is edited: the error
+says what to add.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from memgit import gitrepo
+from memgit import gitrepo, launch
 from memgit.errors import MemgitError
 
 HOOKS = ("post-checkout", "post-merge", "post-rewrite", "pre-commit")
@@ -45,6 +47,26 @@ class HookState:
     state: str
 
 
+#: Runs the chained hook so that it sees its own name: hooks that dispatch on `basename "$0"`
+#: (husky 4) or find their helpers from `dirname "$0"` would otherwise see `<hook>.memgit-chained`.
+#: A script for sh or bash is sourced by that shell with `$0` set to this hook's path (its
+#: name and folder); any other program (Python, node, a binary) runs as it is.
+_CHAINED_RUNNER = [
+    "shell_of() {  # the shell, with its options, that a script's #! line names; nothing otherwise",
+    '  line=""; IFS= read -r line < "$1" || [ -n "$line" ] || return 0',
+    '  case "$line" in "#!"*) ;; *) return 0 ;; esac',
+    '  set -f; set -- ${line#??}; set +f',
+    '  if [ "${1##*/}" = env ]; then shift; while [ "${1#-}" != "$1" ]; do shift; done; fi',
+    '  case "${1##*/}" in sh|bash|dash|ash) echo "$*" ;; esac',
+    "}",
+    "run_chained() {",
+    '  shell="$(shell_of "$chained")"',
+    '  if [ -z "$shell" ]; then "$chained" "$@"; return; fi',
+    "  MEMGIT_CHAINED_HOOK=\"$chained\" $shell -c '. \"$MEMGIT_CHAINED_HOOK\"' \"$0\" \"$@\"",
+    "}",
+]
+
+
 def script(name: str, python: str = sys.executable) -> str:
     """The hook file memgit writes for `name`."""
     py = shlex.quote(python)
@@ -58,21 +80,27 @@ def script(name: str, python: str = sys.executable) -> str:
     ]
     if stdin:
         lines.append('input="$(cat)"')
-    run_chained = '"$chained" "$@"' if not stdin else 'printf "%s\\n" "$input" | "$chained" "$@"'
-    lines += [f'if [ -x "$chained" ]; then {run_chained} || status=$?; fi']
+    lines += _CHAINED_RUNNER
+    run_chained = "run_chained" if not stdin else 'printf "%s\\n" "$input" | run_chained'
+    lines += [f'if [ -x "$chained" ]; then {run_chained} "$@" || status=$?; fi']
     if name == "pre-commit":
         lines += [
             '[ "$status" -ne 0 ] && exit "$status"',
             f"[ -x {py} ] || exit 0  # memgit's Python is gone: never block a commit for it",
-            f"exec {py} -m memgit.githooks pre-commit",
+            f"exec {launch.command('memgit.githooks', 'pre-commit', python=python)}",
         ]
     else:
         # Detached and silent: the git command does not wait for the index.
+        sync = launch.command("memgit.githooks", "sync", python=python)
         lines += [
-            f"[ -x {py} ] && ( {py} -m memgit.githooks sync </dev/null >/dev/null 2>&1 & )",
+            f"[ -x {py} ] && ( {sync} </dev/null >/dev/null 2>&1 & )",
             'exit "$status"',
         ]
     return "\n".join(lines) + "\n"
+
+
+def _runs(name: str) -> str:
+    return "pre-commit" if name == "pre-commit" else "sync"
 
 
 def _ours(path: Path) -> bool:
@@ -88,8 +116,8 @@ def _dir(repo: gitrepo.Repo, allow_tracked: bool) -> Path:
     inside_git = folder == repo.git_dir or repo.git_dir in folder.parents or _common(repo) in (folder, *folder.parents)
     if not inside_git and (folder == repo.root or repo.root in folder.parents) and not allow_tracked:
         rel = folder.relative_to(repo.root)
-        adds = "\n".join(f"  {rel}/{name}:  {sys.executable} -m memgit.githooks "
-                         f"{'pre-commit' if name == 'pre-commit' else 'sync'}" for name in HOOKS)
+        adds = "\n".join(f"  {rel}/{name}:  {launch.command('memgit.githooks', _runs(name))}"
+                         for name in HOOKS)
         raise MemgitError(
             f"core.hooksPath points into the work tree ({rel}/), whose files are tracked: memgit does not edit "
             f"them unasked. Add these calls to those hooks yourself (post-* hooks detached, with '&'):\n{adds}"
@@ -156,12 +184,22 @@ def status(repo: gitrepo.Repo) -> list[HookState]:
 
 
 def sync(start: Path) -> None:
-    """Bring the index in step with the files and embed what is new (the post-* hooks)."""
+    """Bring the index in step with the files and embed what is new (the post-* hooks).
+
+    One process embeds per index: while embedding, this holds the lock the background job
+    (`memgit.embedjob`) holds, and when a job already runs it leaves the embedding to it."""
+    from memgit import embedjob
     from memgit.api import open as open_store
 
     with open_store(start, warn=lambda message: None) as mem:
-        if mem.memory_dir.is_dir():
-            mem.index.embed_pending()
+        if not mem.memory_dir.is_dir():
+            return
+        index = mem.index
+        if index.db_path is None or index.in_memory:
+            index.embed_pending()
+            return
+        with embedjob.hold(index.db_path) as mine:
+            index.sync(embed="all" if mine else "none")
 
 
 def pre_commit(start: Path, out: Callable[[str], None]) -> int:

@@ -18,11 +18,10 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from memgit import repostate
+from memgit import launch, repostate
 
 if TYPE_CHECKING:
     from memgit.known import SessionState
@@ -42,7 +41,7 @@ def capture_command(mem: "Memgit") -> str:
     ).strip()
     if value.lower() in ("none", "off", "false"):
         return ""
-    return value or f"{shlex.quote(sys.executable)} -m memgit capture --from-hook {{transcript}}"
+    return value or f"{launch.command('memgit', 'capture', '--from-hook')} {{transcript}}"
 
 
 def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str) -> dict[str, Any]:

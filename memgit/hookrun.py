@@ -1,7 +1,8 @@
-"""The agent hook entry point: `python -m memgit.hookrun AGENT EVENT`, JSON payload on stdin.
+"""The agent hook entry point: `memgit-hook AGENT EVENT` (or `python -I -m memgit.hookrun AGENT
+EVENT`), JSON payload on stdin.
 
-`memgit hooks install` writes this command into the agent's settings with the interpreter
-memgit is installed in, so it runs from any folder and with any PATH. Events:
+`memgit hooks install` writes `memgit-hook` into the project's (shared) settings and this
+machine's interpreter, isolated, into the user's (see `memgit.agenthooks`). Events:
 
 - `session-start` (Claude Code and Codex `SessionStart`): inject pinned memories, the task's
   latest checkpoint and relevant memories; with source `compact`, the checkpoint first and
@@ -171,9 +172,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def console() -> None:
+    """`memgit-hook AGENT EVENT`: the command committed into shared agent settings."""
     try:
+        from memgit import launch
+
+        launch.isolate("memgit.hookrun", sys.argv[1:])
         code = main()
     except BaseException:  # noqa: BLE001
         code = 0
     os._exit(code)
+
+
+if __name__ == "__main__":
+    console()

@@ -3,18 +3,19 @@
 Claude Code reads project servers from `.mcp.json` (`mcpServers`, merged like the hook
 settings: other servers stay as they are); Codex from a `[mcp_servers.memgit]` table in
 `.codex/config.toml` (the project's, for trusted projects) or `~/.codex/config.toml` (`--user`).
-The server runs with the interpreter memgit is installed in, resolved now, so it works from
-any folder and PATH. Uninstalling removes exactly that entry or table.
+The project's files are committed and shared, so they name the `memgit` command found on
+PATH (the same on every machine; a console script does not put the current folder on the
+import path). Codex's user config (`--user`) names this machine's interpreter, run isolated
+(`-I`), so it works whatever PATH Codex has. Uninstalling removes exactly that entry or table.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-from memgit import agenthooks
+from memgit import agenthooks, launch
 from memgit.agenthooks import Plan
 from memgit.errors import MemgitError
 from memgit.sessionfiles import codex_home
@@ -26,7 +27,10 @@ _TABLE = re.compile(r"^\[mcp_servers\.memgit\][^\n]*\n(?:(?!\[)[^\n]*\n?)*", re.
 
 def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, python: str | None = None) -> Plan:
     """The change to the agent's MCP configuration that adds (or removes) memgit's server."""
-    python = python or sys.executable
+    if user:
+        command, *args = launch.argv("memgit", "mcp", python=python)
+    else:
+        command, args = "memgit", ["mcp"]
     if agent == "claude":
         if user:
             raise MemgitError("memgit registers its MCP server per project (.mcp.json); for every project "
@@ -38,7 +42,7 @@ def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, py
             raise MemgitError(f"'mcpServers' in {path} is not an object; fix it by hand first")
         servers = {k: v for k, v in servers.items() if k != "memgit"}
         if not remove:
-            servers["memgit"] = {"type": "stdio", "command": python, "args": ["-m", "memgit", "mcp"]}
+            servers["memgit"] = {"type": "stdio", "command": command, "args": args}
         if servers:
             doc["mcpServers"] = servers
         else:
@@ -54,7 +58,7 @@ def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, py
         if text != (old or ""):
             text = text.rstrip("\n") + "\n"  # the blank line put before the table goes with it
         if not remove:
-            block = f"{TOML_HEADER}\ncommand = {json.dumps(python)}\nargs = [\"-m\", \"memgit\", \"mcp\"]\n"
+            block = f"{TOML_HEADER}\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
             text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block
         return Plan(path, old, text if text.strip() else None)
     raise MemgitError(f"no MCP registration for {agent!r}; use claude or codex")

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 from pathlib import Path
 
-from memgit import gitrepo
+from memgit import gitrepo, launch
 
 DRIVER = "memgit"
 PATTERNS = ("**/*.md", "**/*.MD", "**/*.markdown")
 
 
 def driver_command() -> str:
-    """The command git runs: this interpreter, so the driver works outside any virtualenv."""
+    """The command git runs: this interpreter, so the driver works outside any virtualenv,
+    isolated (`-I`) so that files of the repository being merged cannot be imported."""
     # %S %X %Y (git >= 2.44) are the conflict labels; older git passes them unexpanded.
-    return f"{shlex.quote(sys.executable)} -m memgit.mergedriver %O %A %B %L %P %S %X %Y"
+    return f"{launch.command('memgit.mergedriver')} %O %A %B %L %P %S %X %Y"
 
 
 def _prefix(repo: gitrepo.Repo, memory_dir: Path) -> str:
@@ -73,7 +73,7 @@ def ensure(repo: gitrepo.Repo) -> bool:
     """Register the driver if `.gitattributes` names it and this clone lacks it (or its
     interpreter is gone). Returns True when it registered it. Silent: any write calls it."""
     command = gitrepo.config_get(repo, f"merge.{DRIVER}.driver")
-    if command is not None and _runnable(command):
+    if command is not None and _runnable(command) and not _unisolated(command):
         return False
     if command is None:
         path = repo.root / ".gitattributes"
@@ -84,6 +84,11 @@ def ensure(repo: gitrepo.Repo) -> bool:
             return False
     configure(repo)
     return True
+
+
+def _unisolated(command: str) -> bool:
+    """A driver registered by an older memgit: `python -m memgit.mergedriver`, without `-I`."""
+    return " -m memgit.mergedriver " in command and launch.command("memgit.mergedriver") not in command
 
 
 def _runnable(command: str) -> bool:

@@ -5,14 +5,22 @@
   digit replaced by `-` (cut to 200 characters plus a hash for long paths: matched by prefix).
 - Codex: `$CODEX_HOME` or `~/.codex`, then `sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`;
   the first line (`session_meta`) names the folder the session ran in.
+
+A transcript's path comes from a hook payload, so it may name anything: `open_regular` and
+`read_tail` read only a regular file (never a FIFO nobody writes, `/dev/zero`, a folder or a
+socket, through a symlink or not), never block opening it, and stop at a byte and a time limit.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
+import time
 from pathlib import Path
+from typing import BinaryIO
 
 from memgit.errors import MemgitError
 
@@ -31,6 +39,45 @@ def newest(agent: str, root: Path) -> Path:
     if found is None:
         raise MemgitError(f"no {agent} session found for {root}; give the transcript's path instead")
     return found
+
+
+#: A read of a transcript gives up after this long (a regular file on a hung network mount).
+READ_SECONDS = 10.0
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading in binary, or OSError when it is not a regular file.
+
+    Checked before opening (opening a device can have effects of its own) and again on the
+    opened file, which is opened non-blocking so that a FIFO cannot hang the open."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the two looks
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_tail(path: str | os.PathLike[str], limit: int, seconds: float = READ_SECONDS) -> bytes:
+    """The last `limit` bytes of the regular file at `path` (OSError for anything else, or
+    when reading takes longer than `seconds`)."""
+    with open_regular(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - limit))
+        left, chunks, deadline = min(size, limit), [], time.monotonic() + seconds
+        while left > 0:
+            chunk = handle.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+            if time.monotonic() > deadline:
+                raise TimeoutError(errno.ETIMEDOUT, f"reading took over {seconds:.0f} s", str(path))
+    return b"".join(chunks)
 
 
 def claude_home() -> Path:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memgit.errors import MemgitError
+from memgit.sessionfiles import open_regular
 
 MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is not a transcript
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
@@ -94,14 +95,20 @@ def read(path: str | Path) -> Transcript:
         raise MemgitError(f"cannot read {path}: {exc.strerror or exc}") from None
     if path.is_dir():
         raise MemgitError(f"{path} is a folder; give a transcript file")
+    if not path.is_file():
+        raise MemgitError(f"{path} is not a regular file (a device, a FIFO or a socket); "
+                          "give a transcript file")
     if size == 0:
         raise MemgitError(f"{path} is empty: no session to capture")
     if size > MAX_BYTES:
         raise MemgitError(f"{path} is {size // 2**20} MB, over the {MAX_BYTES // 2**20} MB a transcript may "
                           "have; "
                           "nothing was read")
-    with open(path, "rb") as handle:
-        head = handle.read(8192)
+    try:
+        with open_regular(path) as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        raise MemgitError(f"cannot read {path}: {exc.strerror or exc}") from None
     if b"\0" in head:
         raise MemgitError(f"{path} is a binary file, not a transcript")
     kind = _sniff(head.decode("utf-8", "replace"))
@@ -161,7 +168,7 @@ _CLAUDE_TYPES = {"summary", "user", "assistant", "system", "file-history-snapsho
 # -- reading lines ---------------------------------------------------------------------------
 
 def _records(path: Path, transcript: Transcript) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for number, raw in enumerate(handle, 1):
             transcript.lines = number
             if not raw.strip():

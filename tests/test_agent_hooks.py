@@ -360,3 +360,29 @@ def test_session_end_leaves_a_capture_proposal_by_default(project: Path, tmp_pat
     (line,) = listed.stdout.splitlines()
     assert line.endswith(str(transcript)) and " memories " in line
     assert git(project, "rev-parse", "HEAD") == head and git(project, "status", "--porcelain", ".memory") == ""
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "symlink-to-dev-zero", "folder"])
+def test_a_transcript_path_that_is_not_a_file_is_not_read(kind: str, project: Path, tmp_path: Path) -> None:
+    """The payload names the transcript; /dev/zero never ends and a FIFO nobody writes never
+    opens. The hook reads neither, returns, and still writes the checkpoint from the
+    repository. The subprocess timeout fails the test instead of letting a hanging hook hang it."""
+    target = {"dev-zero": Path("/dev/zero"), "fifo": tmp_path / "fifo",
+              "symlink-to-dev-zero": tmp_path / "link", "folder": tmp_path / "folder"}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "symlink-to-dev-zero":
+        target.symlink_to("/dev/zero")
+    elif kind == "folder":
+        target.mkdir()
+    (project / "src" / "auth.py").write_text(AUTH_EDITED)
+    data = payload("claude", "pre_compact_auto.json", project, target).encode()
+    done = subprocess.run([sys.executable, "-m", "memgit.hookrun", "claude", "pre-compact"], input=data,
+                          cwd=project, capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, b"")
+    staged = git(project, "diff", "--cached", "--name-only").split()
+    assert len(staged) == 1 and staged[0].startswith(".memory/checkpoint-fix-login-redirect-")
+    captured = subprocess.run([sys.executable, "-m", "memgit", "capture", str(target)], cwd=project,
+                              capture_output=True, text=True, timeout=60, check=False)
+    assert captured.returncode == 1
+    assert "give a transcript file" in captured.stderr or "folder" in captured.stderr

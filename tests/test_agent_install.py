@@ -35,7 +35,7 @@ def test_install_merges_keeps_formatting_and_uninstall_restores_the_bytes(repo: 
     assert starts[0]["hooks"][0]["command"] == "echo 'Remember: the staging DB is read-only'"
     ours = starts[1]["hooks"][0]["command"]
     assert starts[1]["matcher"] == "startup|resume|clear|compact"
-    assert ours.endswith(" -m memgit.hookrun claude session-start 2>/dev/null || true")
+    assert ours == "memgit-hook claude session-start 2>/dev/null || true"  # the same on every machine
     assert '\n    "hooks": {\n        "PostToolUse"' in settings.read_text()  # its 4-space indent
 
     installed = settings.read_bytes()
@@ -81,3 +81,35 @@ def test_bad_settings_and_unknown_targets_are_refused(repo: Path) -> None:
     assert settings.read_text() == '{"hooks": {,}'
     result = run("-C", str(repo), "hooks", "install", "vim")
     assert result.exit_code == 1 and "unknown hook target 'vim'; use one of claude, codex" in result.stderr
+
+
+def test_project_settings_are_the_same_on_every_machine_and_harmless_without_memgit(
+        repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+    import subprocess
+
+    from memgit import agenthooks, mcpsetup
+
+    assert run("-C", str(repo), "hooks", "install", "claude", "--mcp").exit_code == 0
+    assert run("-C", str(repo), "hooks", "install", "codex", "--mcp").exit_code == 0
+    shared = (".claude/settings.json", ".codex/hooks.json", ".mcp.json", ".codex/config.toml")
+    committed = {p: (repo / p).read_bytes() for p in shared}
+    for path, data in committed.items():
+        assert b"python" not in data and str(repo).encode() not in data, path
+    # A teammate whose memgit lives in another interpreter installs again: nothing changes.
+    for name in ("claude", "codex"):
+        teammate = "/home/teammate/venv/bin/python"
+        elsewhere = dataclasses.replace(agenthooks.TARGETS[name], python=lambda: teammate)
+        assert not elsewhere.install(repo, prompts=False).changed
+        assert not mcpsetup.plan(name, repo, python=teammate).changed
+    # A teammate without memgit: every hook does nothing, says nothing, and lets the agent go on.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    for settings in (".claude/settings.json", ".codex/hooks.json"):
+        for groups in json.loads(committed[settings])["hooks"].values():
+            command = groups[0]["hooks"][0]["command"]
+            done = subprocess.run(["sh", "-c", command], cwd=repo, input=b'{"session_id": "s"}',
+                                  capture_output=True, timeout=60)
+            assert (done.returncode, done.stdout, done.stderr) == (0, b"", b""), command
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert project["problem"].startswith("memgit-hook is not on PATH here")

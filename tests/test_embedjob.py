@@ -122,6 +122,51 @@ def test_one_job_at_a_time_and_a_killed_job_is_resumed(repo: Path, pulled: Path)
     assert len((pulled / "texts").read_text().splitlines()) == MANY  # nothing embedded twice
 
 
+def hook_sync(repo: Path, gate: Path) -> subprocess.Popen[bytes]:
+    """What the post-merge hook starts after a pull (not `-I` here: the gated test embedder
+    is imported from this checkout)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMGIT_INDEX_EMBEDDER": GATED,
+           "MEMGIT_TEST_GATE": str(gate)}
+    return subprocess.Popen([sys.executable, "-m", "memgit.githooks", "sync"], cwd=repo, env=env)
+
+
+def embedders(gate: Path) -> set[str]:
+    return set((gate / "batches").read_text().split())
+
+
+def test_the_hook_sync_leaves_the_embedding_to_a_running_job(repo: Path, pulled: Path) -> None:
+    (pulled / "allow").write_text("1")  # the job commits one batch, then waits inside the second
+    assert STARTED in memgit(repo, "recall", "topic7 service", gate=pulled).stderr
+    wait_for(lambda: (pulled / "waiting").exists(), "the background job never reached its second batch")
+    job = job_pid(repo)
+    sync = hook_sync(repo, pulled)
+    try:
+        sync.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        pass  # it embeds too, and waits at the gate like the job
+    (pulled / "allow").unlink()
+    assert sync.wait(timeout=120) == 0
+    wait_for(lambda: job_pid(repo) is None, "the background job did not finish")
+    assert embedders(pulled) == {str(job)}  # one process embedded
+    assert status(repo)["pending_vectors"] == 0
+    assert len((pulled / "texts").read_text().splitlines()) == MANY  # each memory once
+
+
+def test_a_recall_starts_no_job_while_the_hook_sync_embeds(repo: Path, pulled: Path) -> None:
+    (pulled / "allow").write_text("1")  # the sync commits one batch, then waits inside the second
+    sync = hook_sync(repo, pulled)
+    wait_for(lambda: (pulled / "waiting").exists(), "the hook's sync never reached its second batch")
+    recall = memgit(repo, "recall", "topic7 service", gate=pulled)
+    assert recall.returncode == 0 and "Pulled memory number 7" in recall.stdout
+    assert job_pid(repo) == sync.pid  # the sync holds the job's lock
+    (pulled / "allow").unlink()
+    assert sync.wait(timeout=120) == 0
+    wait_for(lambda: job_pid(repo) is None, "a background job still runs")
+    assert embedders(pulled) == {str(sync.pid)}  # one process embedded
+    assert status(repo)["pending_vectors"] == 0
+    assert len((pulled / "texts").read_text().splitlines()) == MANY
+
+
 def test_a_failing_job_logs_one_line_and_recall_goes_on(repo: Path, pulled: Path) -> None:
     (pulled / "fail").write_text("")
     # The recall itself must not load the failing embedder: it has no vectors to compare with.

@@ -55,7 +55,7 @@ def test_a_foreign_hook_is_chained_and_restored_exactly(repo: Path, mem: memgit.
     assert states(repo) == {"post-checkout": "installed", "post-merge": "chained", "post-rewrite": "installed",
                             "pre-commit": "chained"}
     assert commit_memory(repo, "a.md", "# Deploys go through CI\n").returncode == 0
-    assert (repo / ".git" / "foreign.log").read_text() == "foreign-pre-commit.memgit-chained\n"
+    assert (repo / ".git" / "foreign.log").read_text() == "foreign-pre-commit\n"  # its own name
     (hooks / "pre-commit.memgit-chained").write_text("#!/bin/sh\necho 'foreign says no' >&2\nexit 3\n")
     refused = commit_memory(repo, "b.md", "# Another\n")
     assert refused.returncode != 0 and "foreign says no" in refused.stderr  # its verdict stands
@@ -65,6 +65,51 @@ def test_a_foreign_hook_is_chained_and_restored_exactly(repo: Path, mem: memgit.
         assert (hooks / name).read_text() == FOREIGN
         assert stat.S_IMODE((hooks / name).stat().st_mode) == 0o750
     assert not list(hooks.glob("*.memgit-chained")) and not (hooks / "post-checkout").exists()
+
+
+#: husky 4's shape: every hook is the same script, which finds its helper next to itself
+#: (`dirname "$0"`) and decides what to run from its own name (`basename "$0"`).
+DISPATCHER = '#!{shell}\n. "$(dirname "$0")/lint.sh"\n'
+LINT = (
+    'hook="$(basename "$0")"\n'
+    'echo "lint hook called as $hook with $# arguments" >&2\n'
+    'if [ "$hook" = pre-commit ]; then echo "lint: trailing whitespace in app.py" >&2; exit 1; fi\n'
+    'exit 0\n'
+)
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "/usr/bin/env bash", "/bin/sh -e"])
+def test_a_chained_hook_that_dispatches_on_its_name_still_blocks(repo: Path, mem: memgit.Memgit,
+                                                                 shell: str) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "lint.sh").write_text(LINT)
+    for name in ("pre-commit", "post-checkout"):
+        (hooks / name).write_text(DISPATCHER.format(shell=shell))
+        (hooks / name).chmod(0o755)
+    githooks.install(repo_of(repo))
+    assert states(repo)["pre-commit"] == "chained"
+    (repo / "app.py").write_text("x = 1   \n")
+    git(repo, "add", "app.py")
+    refused = subprocess.run(["git", "commit", "-m", "app"], cwd=repo, capture_output=True, text=True)
+    assert refused.returncode == 1, refused.stderr
+    assert "lint hook called as pre-commit with 0 arguments" in refused.stderr
+    assert "lint: trailing whitespace in app.py" in refused.stderr
+    switched = subprocess.run(["git", "checkout", "-b", "other"], cwd=repo, capture_output=True, text=True)
+    assert switched.returncode == 0 and "lint hook called as post-checkout with 3 arguments" in switched.stderr
+
+
+def test_a_chained_program_that_is_not_a_shell_script_runs_as_it_is(repo: Path, mem: memgit.Memgit) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text(f"#!{sys.executable}\nimport sys\nprint('python hook', file=sys.stderr)\n"
+                                      "sys.exit(4)\n")
+    (hooks / "pre-commit").chmod(0o755)
+    githooks.install(repo_of(repo))
+    (repo / "app.py").write_text("x = 1\n")
+    git(repo, "add", "app.py")
+    refused = subprocess.run(["git", "commit", "-m", "app"], cwd=repo, capture_output=True, text=True)
+    assert refused.returncode == 1 and "python hook" in refused.stderr  # its verdict stands
 
 
 def test_pre_commit_blocks_a_secret_and_only_warns_about_lint(repo: Path, mem: memgit.Memgit) -> None:

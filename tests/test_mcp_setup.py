@@ -23,8 +23,11 @@ def test_claude_mcp_json_keeps_other_servers(repo: Path) -> None:
     assert run(repo, "hooks", "install", "claude", "--mcp").exit_code == 0
     servers = json.loads(mcp.read_text())["mcpServers"]
     assert servers["other"] == {"command": "other-server"}
-    assert servers["memgit"] == {"type": "stdio", "command": sys.executable, "args": ["-m", "memgit", "mcp"]}
+    # Committed and shared: the command on PATH, never this machine's interpreter.
+    assert servers["memgit"] == {"type": "stdio", "command": "memgit", "args": ["mcp"]}
+    installed = mcp.read_bytes()
     assert run(repo, "hooks", "install", "claude", "--mcp").exit_code == 0  # idempotent
+    assert mcp.read_bytes() == installed
     assert run(repo, "hooks", "uninstall", "claude").exit_code == 0
     assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "other-server"}}}
 
@@ -37,8 +40,16 @@ def test_codex_config_toml_table_added_and_removed(repo: Path) -> None:
     assert run(repo, "hooks", "install", "codex", "--mcp").exit_code == 0
     data = tomllib.loads(config.read_text())
     assert data["model"] == "o4" and data["mcp_servers"]["other"] == {"command": "other"}
-    assert data["mcp_servers"]["memgit"] == {"command": sys.executable, "args": ["-m", "memgit", "mcp"]}
+    assert data["mcp_servers"]["memgit"] == {"command": "memgit", "args": ["mcp"]}
+    installed = config.read_bytes()
     assert run(repo, "hooks", "install", "codex", "--mcp").exit_code == 0
-    assert config.read_text().count("[mcp_servers.memgit]") == 1
+    assert config.read_bytes() == installed
     assert run(repo, "hooks", "uninstall", "codex").exit_code == 0
     assert config.read_text() == original
+
+
+def test_codex_user_config_names_this_interpreter_isolated(repo: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    assert run(repo, "hooks", "install", "codex", "--user", "--mcp").exit_code == 0
+    data = tomllib.loads((tmp_path / "codex-home" / "config.toml").read_text())
+    assert data["mcp_servers"]["memgit"] == {"command": sys.executable, "args": ["-I", "-m", "memgit", "mcp"]}

@@ -1,0 +1,62 @@
+"""How memgit starts its own Python: the interpreter, isolated from the folder it runs in.
+
+Hooks, the merge driver, background jobs and the MCP server run inside repositories that
+other people wrote. `python -m memgit…` would put the current folder first on `sys.path`, so
+a `memgit/` package or an embedder module committed there would run as the user. Every
+command memgit starts or registers therefore runs isolated: `-I` (no current folder on the
+import path, no `PYTHON*` variables, no user site). When memgit itself is installed in the
+user site (`pip install --user`), `-I` would hide it: `-E -P` then keeps the same protection
+and the user's own site.
+
+The `memgit-hook` command (the one committed into shared agent settings, found on PATH)
+starts without the current folder on `sys.path` already; `isolate()` re-executes it with
+these flags when a `PYTHON*` variable could still steer it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Sequence
+
+#: The command committed into shared settings: a console script found on PATH.
+HOOK_COMMAND = "memgit-hook"
+
+
+def _in_user_site() -> bool:
+    import site
+
+    try:
+        user_site = Path(site.getusersitepackages()).resolve()
+    except Exception:  # noqa: BLE001 - no user site on this Python: nothing is hidden by -I
+        return False
+    here = Path(__file__).resolve()
+    return user_site in here.parents
+
+
+def flags() -> list[str]:
+    """The interpreter flags that keep the current folder and `PYTHON*` variables out."""
+    return ["-E", "-P"] if _in_user_site() else ["-I"]
+
+
+def argv(module: str, *args: str, python: str | None = None) -> list[str]:
+    """`[python, flags…, "-m", module, args…]`: a memgit module run isolated."""
+    return [python or sys.executable, *flags(), "-m", module, *args]
+
+
+def command(module: str, *args: str, python: str | None = None) -> str:
+    """`argv()` as one shell-quoted line, for hook files and git config."""
+    return " ".join(shlex.quote(part) for part in argv(module, *args, python=python))
+
+
+def isolate(module: str, args: Sequence[str]) -> None:
+    """Re-execute as `python -I -m module args` unless already as safe as that.
+
+    A console script does not put the current folder on `sys.path`; what is left is the
+    environment (`PYTHONPATH`, `PYTHONHOME`, `PYTHONUSERBASE`…), which `-I`/`-E` ignore.
+    """
+    if sys.flags.ignore_environment or not any(name.startswith("PYTHON") for name in os.environ):
+        return
+    os.execv(sys.executable, argv(module, *args))
