@@ -534,3 +534,15 @@ def commit_on_new_branch(repo: Repo, branch: str, files: dict[str, bytes], messa
     """Commit `files` (paths relative to the root) on top of HEAD as the new branch `branch`,
     leaving the current branch, the index and the working tree alone (`commit_on_branch`)."""
     return commit_on_branch(repo, branch, [(message, dict(files))])[-1]
+
+def settings(root: Path, prefix: str) -> dict[str, str]:
+    """The git config values whose names start with `prefix` (such as "memgit."), as git reads
+    them in `root`: this clone's own config, the user's and the system's, never a committed
+    file. {} when there are none or git cannot read them."""
+    result = _run(["config", "-z", "--get-regexp", "^" + prefix.replace(".", r"\.")], root)
+    out: dict[str, str] = {}
+    for entry in result.stdout.split("\0") if result.returncode == 0 else ():
+        name, _, value = entry.partition("\n")
+        if name:
+            out[name] = value
+    return out
