@@ -4,9 +4,9 @@ A CLI call opens a store, makes one call and exits; an MCP server or a hook runn
 one `Memgit` open for hours and may call it from several threads. So:
 
 - the configuration is read again when `.memory/config.toml`, the user's own config file or
-  the clone's git config changes (a `stat` of each per access: mtime, size and inode), and a change to a setting the index was opened with
-  (embedder, warm process, background embedding, kinds) closes the index so that the next
-  call opens it anew;
+  the clone's git config changes (a `stat` of each per access: mtime, size and inode), and a
+  change to a setting the index was opened with (embedder, warm process, background
+  embedding, kinds) closes the index so that the next call opens it anew;
 - the index is opened on first use, once even when threads ask at the same time
   (operations on it are serialised by its `Database`: see `memgit.db`);
 - `close()` closes the index; the store stays usable and the next call opens it again.

@@ -80,8 +80,8 @@ def test_the_users_own_settings_may_name_code(repo: Path, evil: Path) -> None:
     assert "imports Python code" not in done.stderr  # the committed value is moot: no warning
 
 
-def test_a_committed_capture_command_does_not_run_at_session_end(repo: Path, mem: memgit.Memgit, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_committed_capture_command_does_not_run_at_session_end(
+        repo: Path, mem: memgit.Memgit, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMGIT_CAPTURE_COMMAND")
     marker = tmp_path / "ran"
     commit_config(repo, f'[capture]\ncommand = "{sys.executable} -c \'open(\\"{marker}\\", \\"w\\")\'"\n')
@@ -113,7 +113,8 @@ def test_precedence_and_what_a_committed_file_may_set(repo: Path, mem: memgit.Me
     monkeypatch.delenv("MEMGIT_CAPTURE_COMMAND")
     (repo / "models").mkdir()
     commit_config(repo, '[recall]\nk = 2\nmin_score = 0.1\nweight_anchor = 0.3\n'
-                        '[inject]\nk = 4\n[index]\nembedder = "onnx:models/m.onnx"\n[capture]\ncommand = "none"\n')
+                        '[inject]\nk = 4\n[index]\nembedder = "onnx:models/m.onnx"\n'
+                        '[capture]\ncommand = "none"\n')
     warnings: list[str] = []
     config = memgit.open(repo, warn=warnings.append).config
     assert (config.recall_k, config.recall_min_score, config.inject_k) == (2, 0.1, 4)
@@ -160,8 +161,8 @@ def test_lint_names_a_committed_setting_that_is_ignored(repo: Path, mem: memgit.
     assert result.exit_code == 1
     problems = json.loads(result.stdout)
     assert [(p["path"], p["line"]) for p in problems] == [("config.toml", 5), ("config.toml", 7)]
-    assert problems[0]["message"].startswith('[index] embedder = "evilemb:factory" imports Python code, so memgit '
-                                             "ignores it in the committed config")
+    assert problems[0]["message"].startswith(
+        '[index] embedder = "evilemb:factory" imports Python code, so memgit ignores it in the committed')
     assert "set it on your machine instead: MEMGIT_CAPTURE_COMMAND, 'git config memgit.capture.command ...'" \
            in problems[1]["message"]
     commit_config(repo, '[index]\nembedder = "none"\n[capture]\ncommand = "off"\n')
