@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
     from memgit.transfer import ImportReport
     from memgit.inject import Injection
-    from memgit.memdiff import MemoryChange
+    from memgit.memdiff import MemoryChange, Review
     from memgit.recall import Hit
     from memgit.upkeep import Outcome
 
@@ -403,10 +403,23 @@ class Memgit:
     def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
         """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to
         the work tree), for a pull-request review. See `memgit.memdiff`."""
-        self._require_store()
-        from memgit.memdiff import diff
+        return self.review(rev_range).memories
 
-        return diff(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range)
+    def review(self, rev_range: str | None = None) -> "Review":
+        """Everything a revision range changes under the memory folder: its memory changes and
+        every other file (`config.toml` setting by setting). See `memgit.memdiff`."""
+        self._require_store()
+        from memgit.memdiff import review
+
+        titles: dict[str, str] | None = None
+
+        def title_of(memory_id: str) -> str | None:  # a superseded memory the change leaves alone
+            nonlocal titles
+            if titles is None:
+                titles = {m.id: m.title for m in self.store.load().memories}
+            return titles.get(memory_id)
+
+        return review(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range, title_of)
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""

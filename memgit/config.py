@@ -226,6 +226,17 @@ def committed_code(memory_dir: Path, root: Path | None = None) -> list[tuple[int
     return found
 
 
+def names_code(section: str, key: str, value: Any, root: Path) -> str:
+    """Why a committed setting names code or a command ("" when it does not): what `memgit
+    diff` flags in a change to `config.toml`."""
+    trusted = _trusted(f"{section}_{key}", value, root)
+    if isinstance(trusted, Ignored):
+        return f"{trusted.why}; memgit ignores it in the committed config"
+    if isinstance(trusted, str):
+        return "loads a model file from this repository"
+    return ""
+
+
 _warned: set[str] = set()
 
 
