@@ -71,6 +71,14 @@ def test_agent_session_start_does_not_import_a_committed_embedder(repo: Path, ev
     assert '[index] embedder = "evilemb:factory" imports Python code' in log
 
 
+def test_the_git_hooks_sync_does_not_import_a_committed_embedder(repo: Path, evil: Path) -> None:
+    """What post-checkout runs (detached, in git's hook) after switching to the branch."""
+    done = subprocess.run([sys.executable, "-m", "memgit.githooks", "sync"], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0
+    assert not evil.exists()
+
+
 def test_the_users_own_settings_may_name_code(repo: Path, evil: Path) -> None:
     """The same plug-in set in the clone's git config (never cloned) is the user's choice."""
     git(repo, "config", "memgit.index.embedder", "evilemb:factory")
