@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -169,6 +169,9 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
 
     changes = [_change(olds.get(i), news.get(i), tuple(superseded.get(i, ())), title) for i in {*olds, *news}]
     found = [c for c in changes if c is not None]
+    # A memory merged into another by this change is listed as merged: no need to say it twice.
+    merged = {(c.id, into) for c in found for into in c.merged_into}
+    found = [replace(c, supersedes=tuple(s for s in c.supersedes if (s[0], c.id) not in merged)) for c in found]
     memories = sorted(found, key=lambda c: (ORDER.index(c.change), c.title.casefold(), c.id))
     files.sort(key=lambda f: (f.path != config_mod.CONFIG_NAME, FILE_ORDER.index(f.change), f.path))
     return Review(memories, files, under)
