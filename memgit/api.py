@@ -411,15 +411,8 @@ class Memgit:
         self._require_store()
         from memgit.memdiff import review
 
-        titles: dict[str, str] | None = None
-
-        def title_of(memory_id: str) -> str | None:  # a superseded memory the change leaves alone
-            nonlocal titles
-            if titles is None:
-                titles = {m.id: m.title for m in self.store.load().memories}
-            return titles.get(memory_id)
-
-        return review(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range, title_of)
+        repo = self.repo or self.writer.repo()
+        return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""

@@ -131,9 +131,10 @@ def diff(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_range
 
 
 def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_range: str | None,
-           title_of: Callable[[str], str | None] | None = None) -> Review:
+           current: Callable[[], list[Memory]] | None = None) -> Review:
     """The memory changes of `rev_range` and the other files it changes under `memory_dir`.
-    `title_of` names a superseded memory the change does not touch ("when known")."""
+    `current` (the work tree's memories, read only when needed) names a superseded memory the
+    change does not touch."""
     old_rev, new_rev = revisions(repo, rev_range)
     under = Path(os.path.relpath(memory_dir, repo.root)).as_posix()
     prefix = "" if under == "." else under + "/"
@@ -163,9 +164,12 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
         for gone in set(memory.supersedes) - before:
             superseded.setdefault(gone, []).append(memory.id)
     names = {m.id: m.title for m in olds.values()} | {m.id: m.title for m in news.values()}
+    unknown = {i for m in news.values() for i in m.supersedes} - names.keys()
+    if unknown and current is not None:
+        names |= {m.id: m.title for m in current() if m.id in unknown}
 
     def title(memory_id: str) -> str:
-        return names.get(memory_id) or (title_of(memory_id) if title_of else None) or ""
+        return names.get(memory_id, "")
 
     changes = [_change(olds.get(i), news.get(i), tuple(superseded.get(i, ())), title) for i in {*olds, *news}]
     found = [c for c in changes if c is not None]
