@@ -290,7 +290,8 @@ def _line_of(lines: list[str], section: str, key: str) -> int:
         text = line.strip()
         if text.startswith("[") and not text.startswith("[["):
             current = text.strip("[] ").strip("\"'")
-        elif current == section and text.split("=", 1)[0].strip().strip("\"'") == key:
+        elif text.split("=", 1)[0].strip().replace("\"", "").replace("'", "") in (
+                key if current == section else None, f"{section}.{key}" if not current else None):
             return number
     return 0
 

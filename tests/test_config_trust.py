@@ -145,6 +145,13 @@ def test_precedence_and_what_a_committed_file_may_set(repo: Path, mem: memgit.Me
     git(repo, "config", "memgit.recall.k", "0")
     with pytest.raises(memgit.MemgitError, match="git config memgit.recall.k: 0 is out of range"):
         memgit.open(repo, warn=warnings.append).config  # noqa: B018
+    git(repo, "config", "memgit.recall.k", "many")
+    with pytest.raises(memgit.MemgitError, match="git config memgit.recall.k: expected int, got 'many'"):
+        memgit.open(repo, warn=warnings.append).config  # noqa: B018
+    git(repo, "config", "--unset", "memgit.recall.k")
+    (user / "memgit" / "config.toml").write_text("[recall\n")
+    with pytest.raises(memgit.MemgitError, match=r"xdg/memgit/config.toml: invalid TOML"):
+        memgit.open(repo, warn=warnings.append).config  # noqa: B018
 
 
 @pytest.mark.parametrize("value", ["onnx:/tmp/model.onnx", "onnx:../outside/model.onnx", "onnx:~/model.onnx",
