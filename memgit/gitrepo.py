@@ -475,7 +475,8 @@ def attribute(repo: Repo, name: str, rel_path: str) -> str | None:
     return None if value in ("", "unspecified") else value
 
 
-def changed_paths(repo: Repo, old: str, new: str | None, under: str) -> list[tuple[str, str, str | None, str, str]]:
+def changed_paths(repo: Repo, old: str, new: str | None,
+                  under: str) -> list[tuple[str, str, str | None, str, str]]:
     """(status, old path, new path, old mode, new mode) of files under `under` changed from `old`
     to `new` (None: the work tree, untracked files included); renames are found (status R).
     A mode is git's ("100644", "120000" for a symlink; "000000" where the file is absent)."""

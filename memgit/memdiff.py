@@ -141,7 +141,8 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
     olds: dict[str, Memory] = {}
     news: dict[str, Memory] = {}
     files: list[FileChange] = []
-    for status, old_path, new_path, old_mode, new_mode in gitrepo.changed_paths(repo, old_rev, new_rev, under):
+    paths = gitrepo.changed_paths(repo, old_rev, new_rev, under)
+    for status, old_path, new_path, old_mode, new_mode in paths:
         old_data = gitrepo.show(repo, old_rev, old_path) if status != "A" else None
         new_data = None
         if status != "D" and new_path:
@@ -175,7 +176,8 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
     found = [c for c in changes if c is not None]
     # A memory merged into another by this change is listed as merged: no need to say it twice.
     merged = {(c.id, into) for c in found for into in c.merged_into}
-    found = [replace(c, supersedes=tuple(s for s in c.supersedes if (s[0], c.id) not in merged)) for c in found]
+    found = [replace(c, supersedes=tuple(s for s in c.supersedes if (s[0], c.id) not in merged))
+             for c in found]
     memories = sorted(found, key=lambda c: (ORDER.index(c.change), c.title.casefold(), c.id))
     files.sort(key=lambda f: (f.path != config_mod.CONFIG_NAME, FILE_ORDER.index(f.change), f.path))
     return Review(memories, files, under)
@@ -294,7 +296,8 @@ def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
     files = files or []
     if not changes and not files:
         return "No memory changes.\n"
-    titles = {c.id: c.title for c in changes} | {i: t for c in changes for i, t in c.supersedes if t} | (titles or {})
+    titles = ({c.id: c.title for c in changes} | {i: t for c in changes for i, t in c.supersedes if t}
+              | (titles or {}))
     counts = {name: sum(1 for c in changes if c.change == name) for name in ORDER}
     summary = [f"{n} {name}" for name, n in counts.items() if n]
     if files:
@@ -311,7 +314,8 @@ def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
             if c.body_changed:
                 details.append("body changed")
             if c.supersedes and "supersedes" not in c.fields:
-                details.append("supersedes (hides from recall) " + ", ".join(_named(i, titles) for i, _ in c.supersedes))
+                hidden = ", ".join(_named(i, titles) for i, _ in c.supersedes)
+                details.append("supersedes (hides from recall) " + hidden)
             if c.merged_into:
                 details.append("into " + ", ".join(_named(i, titles) for i in c.merged_into))
             lines.append(line + (": " + "; ".join(details) if details else ""))
