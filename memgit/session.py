@@ -81,7 +81,7 @@ class Session:
     def _sources_stamp(self) -> Stamp:
         paths = [self.memory_dir / config_mod.CONFIG_NAME, config_mod.user_file()]
         if self.repo is not None:
-            paths.append(self.repo.git_dir / "config")
+            paths += [self.repo.git_dir / "config", self.repo.git_dir / "config.worktree"]
             common = self.repo.git_dir / "commondir"  # a linked worktree: the main config too
             if common.is_file():
                 paths.append(self.repo.git_dir / common.read_text().strip() / "config")

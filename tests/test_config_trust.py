@@ -182,3 +182,13 @@ def test_lint_names_a_committed_setting_that_is_ignored(repo: Path, mem: memgit.
            in problems[1]["message"]
     commit_config(repo, '[index]\nembedder = "none"\n[capture]\ncommand = "off"\n')
     assert CliRunner().invoke(cli, ["-C", str(repo), "lint"]).exit_code == 0
+
+
+def test_an_open_store_sees_a_change_of_the_users_settings(repo: Path, mem: memgit.Memgit) -> None:
+    assert mem.config.recall_k == 5
+    git(repo, "config", "memgit.recall.k", "2")
+    assert mem.config.recall_k == 2
+    user = Path(memgit.config.user_file())
+    user.parent.mkdir(parents=True)
+    user.write_text("[inject]\nk = 1\n")
+    assert (mem.config.recall_k, mem.config.inject_k) == (2, 1)
