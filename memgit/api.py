@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
     from memgit.transfer import ImportReport
     from memgit.inject import Injection
-    from memgit.memdiff import MemoryChange
+    from memgit.memdiff import MemoryChange, Review
     from memgit.recall import Hit
     from memgit.upkeep import Outcome
 
@@ -408,10 +408,16 @@ class Memgit:
     def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
         """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to
         the work tree), for a pull-request review. See `memgit.memdiff`."""
-        self._require_store()
-        from memgit.memdiff import diff
+        return self.review(rev_range).memories
 
-        return diff(self.repo or self.writer.repo(), self.memory_dir, self.config.kinds, rev_range)
+    def review(self, rev_range: str | None = None) -> "Review":
+        """Everything a revision range changes under the memory folder: its memory changes and
+        every other file (`config.toml` setting by setting). See `memgit.memdiff`."""
+        self._require_store()
+        from memgit.memdiff import review
+
+        repo = self.repo or self.writer.repo()
+        return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""

@@ -12,15 +12,15 @@ from memgit.cli import _json, _open, cli, json_option
 @json_option
 @click.pass_context
 def diff(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
-    """Memory changes of REV_RANGE (main...HEAD, A..B, A; none: HEAD to the work tree), as
-    Markdown for a pull-request comment."""
+    """Memory changes of REV_RANGE (main...HEAD, A..B, A; none: HEAD to the work tree), and any
+    other file changed under .memory/, as Markdown for a pull-request comment."""
     from memgit.memdiff import markdown
 
-    changes = _open(ctx).diff(rev_range)
+    found = _open(ctx).review(rev_range)
     if as_json:
-        _json([change.to_dict() for change in changes])
+        _json([change.to_dict() for change in found.memories] + [f.to_dict() for f in found.files])
     else:
-        click.echo(markdown(changes), nl=False)
+        click.echo(markdown(found.memories, files=found.files, under=found.under), nl=False)
 
 
 @cli.command()

@@ -1,7 +1,21 @@
-"""Configuration: `.memory/config.toml` (committed, shared by the team), then `MEMGIT_*`.
+"""Configuration: where each setting comes from, and which sources may name code.
 
-Every setting has a section and a key; the environment variable `MEMGIT_<SECTION>_<KEY>`
-(upper case) overrides it, e.g. `MEMGIT_RECALL_MIN_SCORE=0.2` or `MEMGIT_INDEX_EMBEDDER=none`.
+A setting has a section and a key (`[recall] k`). Sources, the later winning:
+
+1. `.memory/config.toml` — committed, shared by the team, and so written by whoever can push
+   a branch. Plain data settings (k, weights, budgets, `embedder = "minilm"` / `"none"`) are
+   read from it; a setting that names code or a command is *not* (see `CODE_SETTINGS`): an
+   embedder plug-in (`module:attr`, `onnx:PATH` outside the repository) or `[capture]
+   command`. Checking out a branch to review it must not run the branch's code, as git never
+   clones hooks or `core.*` commands. Such a setting is ignored with a warning (once per
+   process) that says where to set it instead, and `memgit lint` reports it.
+2. the user's own file, `$XDG_CONFIG_HOME/memgit/config.toml` (`~/.config/memgit/config.toml`).
+3. the clone's git config (never cloned): `git config memgit.<section>.<key> VALUE`, a `-`
+   standing for `_` (git names have no underscores): `memgit.recall.min-score`.
+4. the environment: `MEMGIT_<SECTION>_<KEY>`, e.g. `MEMGIT_RECALL_MIN_SCORE=0.2` or
+   `MEMGIT_INDEX_EMBEDDER=none`.
+
+Sources 2-4 are the user's machine, so any setting is honoured from them.
 """
 
 from __future__ import annotations
@@ -10,7 +24,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from memgit.errors import MemgitError
 from memgit.memory import KINDS
@@ -19,8 +33,11 @@ CONFIG_NAME = "config.toml"
 
 DEFAULT_TOML = """\
 # memgit configuration, shared by the team (committed with the memories).
-# Any setting can be overridden by an environment variable MEMGIT_<SECTION>_<KEY>,
-# e.g. MEMGIT_INDEX_EMBEDDER=none.
+# Any setting can be overridden, on your machine only, by ~/.config/memgit/config.toml,
+# by the clone's git config (git config memgit.index.embedder none; '-' for '_'), or by an
+# environment variable MEMGIT_<SECTION>_<KEY>, e.g. MEMGIT_INDEX_EMBEDDER=none.
+# Settings that run code are read only from those: an embedder plug-in ("module:attr", or
+# "onnx:PATH" outside this repository) and [capture] command are ignored here, with a warning.
 
 [memory]
 # token_budget = 300        # max approximate tokens in a memory body ('remember --force' overrides)
@@ -29,7 +46,8 @@ DEFAULT_TOML = """\
 
 [index]
 # embedder = "minilm"       # "minilm" (bundled, offline), "none" (keywords + anchors only),
-#                           # "onnx:/path/to/model.onnx" or "package.module:factory"
+#                           # "onnx:models/model.onnx" (a model in this repository); a plug-in
+#                           # "package.module:factory" or a model elsewhere only on your machine
 # warm = true               # keep the model loaded in a small background process between
 #                           # CLI calls (exits after 15 idle minutes); false: load it per call
 # background = true         # after a big pull, embed the new memories in a low-priority
@@ -62,12 +80,25 @@ DEFAULT_TOML = """\
 # churn_share = 0.5           # …and this share of its length since the memory was written: review it
 # pin_sessions = 3          # pin a memory marked used in this many sessions
 # unpin_days = 90           # unpin a pinned memory not used or recalled for this many days
+
+[capture]
+# "none" turns off the session-end capture. The command that replaces memgit's own
+# ('command = ...') is read only from your machine (MEMGIT_CAPTURE_COMMAND, git config
+# memgit.capture.command, ~/.config/memgit/config.toml), never from this file.
 """
+
+#: Settings that name code or a command: honoured only from the user's machine.
+CODE_SETTINGS = ("index_embedder", "capture_command")
+#: Values of those settings that run nothing.
+_OFF = ("", "none", "off", "false")
+
+Warn = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Config:
-    """Resolved settings. Field names are `<section>_<key>`."""
+    """Resolved settings. Field names are `<section>_<key>`. `ignored` holds a warning for each
+    committed setting that names code and was therefore left out."""
 
     memory_token_budget: int = 300
     memory_kinds: tuple[str, ...] = ()
@@ -94,29 +125,70 @@ class Config:
     reflect_churn_share: float = 0.5
     reflect_pin_sessions: int = 3
     reflect_unpin_days: int = 90
+    capture_command: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    ignored: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def kinds(self) -> tuple[str, ...]:
         return KINDS + tuple(k for k in self.memory_kinds if k not in KINDS)
 
 
-def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None) -> Config:
-    """Read `<memory_dir>/config.toml` (if any) and apply `MEMGIT_*` overrides."""
+@dataclass(frozen=True)
+class Ignored:
+    """A committed setting that names code, and so is not honoured."""
+
+    section: str
+    key: str
+    value: Any
+    why: str  # "imports Python code", "runs a command", ...
+
+    def message(self) -> str:
+        env = f"MEMGIT_{self.section}_{self.key}".upper()
+        git_name = f"memgit.{self.section}.{self.key.replace('_', '-')}"
+        return (f"[{self.section}] {self.key} = {_show(self.value)} {self.why}, so memgit ignores it in the "
+                f"committed config (a branch must not run code on your machine); set it on your machine "
+                f"instead: {env}, 'git config {git_name} ...' in this clone, or {_display(user_file())}")
+
+
+def user_file(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's own config file: `$XDG_CONFIG_HOME/memgit/config.toml` (`~/.config/...`)."""
     environ = os.environ if environ is None else environ
-    raw: dict[str, Any] = {}
+    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "memgit" / CONFIG_NAME
+
+
+def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None, *,
+         root: Path | None = None, git: Mapping[str, str] | None = None) -> Config:
+    """Resolve the settings (see the module docstring): `<memory_dir>/config.toml` without the
+    settings that name code, the user's file, `git` (the clone's `memgit.*` git config, as
+    `gitrepo.settings` reads it) and `MEMGIT_*`. `root` is the repository's root (default: the
+    memory folder's parent), inside which a committed `onnx:` model may lie."""
+    environ = os.environ if environ is None else environ
+    raw: dict[str, tuple[Any, str]] = {}
+    ignored: list[tuple[str, str]] = []
     path = memory_dir / CONFIG_NAME if memory_dir is not None else None
     if path is not None and path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise MemgitError(f"{path}: invalid TOML ({exc}); fix or delete the file") from exc
-        for section, settings in data.items():
-            if not isinstance(settings, dict):
-                raise MemgitError(f"{path}: '{section}' must be a [section] of settings")
-            for key, value in settings.items():
-                raw[f"{section}_{key}"] = (value, f"{path} [{section}] {key}")
-    known = {f.name: f for f in fields(Config) if f.name != "extra"}
+        base = root if root is not None else path.parent.parent
+        for section, key, value in _read(path):
+            name = f"{section}_{key}"
+            trusted = _trusted(name, value, base)
+            if trusted is None:
+                raw[name] = (value, f"{path} [{section}] {key}")
+            elif isinstance(trusted, Ignored):
+                ignored.append((name, f"{os.path.relpath(path, base)}: {trusted.message()}"))
+            else:
+                raw[name] = (trusted, f"{path} [{section}] {key}")
+    mine = user_file(environ)
+    if mine.is_file():
+        for section, key, value in _read(mine):
+            raw[f"{section}_{key}"] = (value, f"{mine} [{section}] {key}")
+    for name, value in (git or {}).items():
+        parts = name.split(".")
+        if len(parts) == 3 and parts[0].lower() == "memgit":
+            setting = f"{parts[1]}_{parts[2]}".lower().replace("-", "_")
+            raw[setting] = (value, f"git config {name}")
+    known = {f.name: f for f in fields(Config) if f.name not in ("extra", "ignored")}
     for name in known:
         env_name = "MEMGIT_" + name.upper()
         if env_name in environ:
@@ -133,7 +205,108 @@ def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None) -> C
         if value is not None and not (low <= value <= high):
             where = raw[name][1]
             raise MemgitError(f"{where}: {value!r} is out of range; use a number from {low} to {high:g}")
-    return Config(**values, extra=extra)
+    # Set on the user's machine too: the user has chosen, the committed value is moot.
+    unset = tuple(message for name, message in ignored if name not in raw)
+    return Config(**values, extra=extra, ignored=unset)
+
+
+def committed_code(memory_dir: Path, root: Path | None = None) -> list[tuple[int, str]]:
+    """(line, warning) of each setting of `<memory_dir>/config.toml` that names code and is
+    therefore ignored — what `memgit lint` reports."""
+    path = memory_dir / CONFIG_NAME
+    if not path.is_file():
+        return []
+    base = root if root is not None else memory_dir.parent
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    found = []
+    for section, key, value in _read(path):
+        trusted = _trusted(f"{section}_{key}", value, base)
+        if isinstance(trusted, Ignored):
+            found.append((_line_of(lines, section, key), trusted.message()))
+    return found
+
+
+def names_code(section: str, key: str, value: Any, root: Path) -> str:
+    """Why a committed setting names code or a command ("" when it does not): what `memgit
+    diff` flags in a change to `config.toml`."""
+    trusted = _trusted(f"{section}_{key}", value, root)
+    if isinstance(trusted, Ignored):
+        return f"{trusted.why}; memgit ignores it in the committed config"
+    if isinstance(trusted, str):
+        return "loads a model file from this repository"
+    return ""
+
+
+_warned: set[str] = set()
+
+
+def warn_ignored(config: Config, warn: Warn) -> None:
+    """Say once per process why each ignored committed setting is ignored."""
+    for message in config.ignored:
+        if message not in _warned:
+            _warned.add(message)
+            warn(message)
+
+
+def _read(path: Path) -> Iterable[tuple[str, str, Any]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise MemgitError(f"{path}: invalid TOML ({exc}); fix or delete the file") from exc
+    out: list[tuple[str, str, Any]] = []
+    for section, settings in data.items():
+        if not isinstance(settings, dict):
+            raise MemgitError(f"{path}: '{section}' must be a [section] of settings")
+        out.extend((section, key, value) for key, value in settings.items())
+    return out
+
+
+def _trusted(name: str, value: Any, root: Path) -> Ignored | str | None:
+    """For a committed setting: None when it names no code, an `Ignored` when it does, or the
+    value to use instead (a committed `onnx:` model inside the repository, made absolute)."""
+    if name not in CODE_SETTINGS:
+        return None
+    section, key = name.split("_", 1)
+    text = str(value).strip()
+    if text.lower() in _OFF:
+        return None
+    if name == "capture_command":
+        return Ignored(section, key, value, "runs a command")
+    if text.lower() == "minilm" or ":" not in text:
+        return None  # the bundled model, or a name load_embedder refuses anyway
+    if text.startswith("onnx:"):
+        model = Path(text[5:].strip())
+        if model.parts and not model.is_absolute() and not text[5:].strip().startswith("~"):
+            inside = (root / model).resolve()
+            if inside.is_relative_to(root.resolve()):
+                return "onnx:" + str(inside)
+        return Ignored(section, key, value, "loads a model from outside the repository")
+    return Ignored(section, key, value, "imports Python code")
+
+
+def _line_of(lines: list[str], section: str, key: str) -> int:
+    current = ""
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if text.startswith("[") and not text.startswith("[["):
+            current = text.strip("[] ").strip("\"'")
+        elif text.split("=", 1)[0].strip().replace("\"", "").replace("'", "") in (
+                key if current == section else None, f"{section}.{key}" if not current else None):
+            return number
+    return 0
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else '"' + value.replace('"', '\\"') + '"'
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _display(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
 
 
 #: Settings whose value must lie in a range (a k of 0 would silently recall nothing).

@@ -475,28 +475,32 @@ def attribute(repo: Repo, name: str, rel_path: str) -> str | None:
     return None if value in ("", "unspecified") else value
 
 
-def changed_paths(repo: Repo, old: str, new: str | None, under: str) -> list[tuple[str, str, str | None]]:
-    """(status, old path, new path) of files under `under` changed from `old` to `new` (None: the
-    work tree, untracked files included); renames are found (status R)."""
-    args = ["-c", "core.quotePath=false", "diff", "--name-status", "-z", "-M", "--no-ext-diff", old]
+def changed_paths(repo: Repo, old: str, new: str | None,
+                  under: str) -> list[tuple[str, str, str | None, str, str]]:
+    """(status, old path, new path, old mode, new mode) of files under `under` changed from `old`
+    to `new` (None: the work tree, untracked files included); renames are found (status R).
+    A mode is git's ("100644", "120000" for a symlink; "000000" where the file is absent)."""
+    args = ["-c", "core.quotePath=false", "diff", "--raw", "-z", "-M", "--no-ext-diff", "--no-abbrev", old]
     result = _run([*args, *([new] if new else []), "--", under], repo.root)
     if result.returncode != 0:
         raise MemgitError(f"git diff failed: {result.stderr.strip()}")
     fields = result.stdout.split("\0")
-    out: list[tuple[str, str, str | None]] = []
+    out: list[tuple[str, str, str | None, str, str]] = []
     i = 0
-    while i < len(fields) and fields[i]:
-        status = fields[i]
+    while i < len(fields) and fields[i].startswith(":"):
+        old_mode, new_mode, _old_sha, _new_sha, status = fields[i][1:].split(" ")[:5]
         if status.startswith(("R", "C")):
-            out.append((status[0], fields[i + 1], fields[i + 2]))
+            out.append((status[0], fields[i + 1], fields[i + 2], old_mode, new_mode))
             i += 3
         else:
-            out.append((status[0], fields[i + 1], fields[i + 1]))
+            out.append((status[0], fields[i + 1], fields[i + 1], old_mode, new_mode))
             i += 2
     if new is None:
         others = _run(["-c", "core.quotePath=false", "ls-files", "--others", "--exclude-standard", "-z", "--", under],
                       repo.root)
-        out.extend(("A", p, p) for p in others.stdout.split("\0") if p)
+        for path in filter(None, others.stdout.split("\0")):
+            link = os.path.islink(repo.root / path)
+            out.append(("A", path, path, "000000", "120000" if link else "100644"))
     return out
 
 
@@ -534,3 +538,15 @@ def commit_on_new_branch(repo: Repo, branch: str, files: dict[str, bytes], messa
     """Commit `files` (paths relative to the root) on top of HEAD as the new branch `branch`,
     leaving the current branch, the index and the working tree alone (`commit_on_branch`)."""
     return commit_on_branch(repo, branch, [(message, dict(files))])[-1]
+
+def settings(root: Path, prefix: str) -> dict[str, str]:
+    """The git config values whose names start with `prefix` (such as "memgit."), as git reads
+    them in `root`: this clone's own config, the user's and the system's, never a committed
+    file. {} when there are none or git cannot read them."""
+    result = _run(["config", "-z", "--get-regexp", "^" + prefix.replace(".", r"\.")], root)
+    out: dict[str, str] = {}
+    for entry in result.stdout.split("\0") if result.returncode == 0 else ():
+        name, _, value = entry.partition("\n")
+        if name:
+            out[name] = value
+    return out

@@ -7,9 +7,10 @@ extractor is started detached — its own session, stdio on /dev/null — with t
 fields in `MEMGIT_SESSION_*` variables and `{transcript}` / `{session}` in the command
 replaced; the hook returns at once (Claude Code gives it 1.5 s). The extractor is memgit's
 own `memgit capture --from-hook {transcript}`, which leaves a proposal for `memgit capture
---pending` (one per session, replaced as the session goes on) and never commits; `[capture]
-command` in `.memory/config.toml` or `MEMGIT_CAPTURE_COMMAND` names another, and `none`
-turns it off.
+--pending` (one per session, replaced as the session goes on) and never commits.
+`MEMGIT_CAPTURE_COMMAND`, `git config memgit.capture.command` or `[capture] command` in the
+user's own config file names another, and `none` turns it off; a command in the committed
+`.memory/config.toml` is ignored (`memgit.config`): a branch must not run code on checkout.
 """
 
 from __future__ import annotations
@@ -31,14 +32,9 @@ Memgit = Any
 
 
 def capture_command(mem: "Memgit") -> str:
-    """The extractor's command line ("" when turned off)."""
-    config = mem.config
-    value = str(
-        os.environ.get("MEMGIT_CAPTURE_COMMAND")
-        or getattr(config, "capture_command", None)
-        or config.extra.get("capture_command")
-        or ""
-    ).strip()
+    """The extractor's command line ("" when turned off), from the user's own settings only:
+    `memgit.config` leaves a committed `[capture] command` out."""
+    value = mem.config.capture_command.strip()
     if value.lower() in ("none", "off", "false"):
         return ""
     return value or f"{launch.command('memgit', 'capture', '--from-hook')} {{transcript}}"

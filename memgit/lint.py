@@ -2,12 +2,14 @@
 
 Reading is liberal elsewhere (a file with one odd field is still recalled); here every
 oddity is named with its file and line, and so is a memory file git does not track — a
-teammate's clone would not have it.
+teammate's clone would not have it — and a setting of the committed `config.toml` that names
+code, which memgit ignores there (`memgit.config`).
 """
 
 from __future__ import annotations
 
 from memgit import gitrepo
+from memgit.config import CONFIG_NAME, committed_code
 from memgit.credentials import find_in_memory, find_secrets
 from memgit.lenient import raw_value
 from memgit import memory as fmt
@@ -40,6 +42,9 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
         # A copy given its own id is a copy no more.
         fixed = set(to_fix) & set(loaded.copies)
         problems = [p for p in problems if p.path not in fixed or not p.message.startswith("duplicate id")]
+    repo = writer.repository
+    for line, message in committed_code(store.root, repo.root if repo is not None else None):
+        problems.append(Problem(CONFIG_NAME, line, message))
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems

@@ -3,10 +3,10 @@
 A CLI call opens a store, makes one call and exits; an MCP server or a hook runner keeps
 one `Memgit` open for hours and may call it from several threads. So:
 
-- the configuration is read again when `.memory/config.toml` changes (one `stat` per
-  access: its mtime, size and inode), and a change to a setting the index was opened with
-  (embedder, warm process, background embedding, kinds) closes the index so that the next
-  call opens it anew;
+- the configuration is read again when `.memory/config.toml`, the user's own config file or
+  the clone's git config changes (a `stat` of each per access: mtime, size and inode), and a
+  change to a setting the index was opened with (embedder, warm process, background
+  embedding, kinds) closes the index so that the next call opens it anew;
 - the index is opened on first use, once even when threads ask at the same time
   (operations on it are serialised by its `Database`: see `memgit.db`);
 - `close()` closes the index; the store stays usable and the next call opens it again.
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from memgit import config as config_mod
+from memgit import gitrepo
 from memgit.store import Store
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 MEMORY_DIR = ".memory"
 Warn = Callable[[str], None]
-Stamp = tuple[int, int, int]
+Stamp = tuple[tuple[int, int, int] | None, ...]
 
 
 def index_path(memory_dir: Path, repo: Repo | None) -> Path:
@@ -63,13 +64,28 @@ class Session:
 
     @property
     def config(self) -> config_mod.Config:
-        stamp = _stamp(self.memory_dir / config_mod.CONFIG_NAME)
+        stamp = self._sources_stamp()
         if self._config is None or stamp != self._stamp:
-            config = config_mod.load(self.memory_dir if self.memory_dir.is_dir() else None)
+            repo = self.repo
+            config = config_mod.load(
+                self.memory_dir if self.memory_dir.is_dir() else None,
+                root=repo.root if repo is not None else None,
+                git=gitrepo.settings(repo.root, "memgit.") if repo is not None else None,
+            )
             old, self._config, self._stamp = self._config, config, stamp
+            config_mod.warn_ignored(config, self.warn)
             if old is not None and _index_settings(old) != _index_settings(config):
                 self.close()  # opened with the old embedder or kinds
         return self._config
+
+    def _sources_stamp(self) -> Stamp:
+        paths = [self.memory_dir / config_mod.CONFIG_NAME, config_mod.user_file()]
+        if self.repo is not None:
+            paths += [self.repo.git_dir / "config", self.repo.git_dir / "config.worktree"]
+            common = self.repo.git_dir / "commondir"  # a linked worktree: the main config too
+            if common.is_file():
+                paths.append(self.repo.git_dir / common.read_text().strip() / "config")
+        return tuple(_stamp(path) for path in paths)
 
     def index(self) -> Index:
         """The index, opened (and migrated) on first use."""
@@ -100,7 +116,7 @@ class Session:
             index.close()
 
 
-def _stamp(path: Path) -> Stamp | None:
+def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
