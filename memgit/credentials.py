@@ -36,10 +36,12 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from dataclasses import field as _field
 from typing import TYPE_CHECKING
 
 from memgit.vendor_tokens import PRIVATE_KEY, TOKENS, is_placeholder
@@ -55,13 +57,16 @@ class SecretMatch:
     """A likely secret: what kind, on which line (1-based), a redacted excerpt, and the field.
 
     `field` is empty for plain text; for a memory it is `title`, `body`, `tags`…, or the name
-    of an imported field (`ticket.notes` for a nested one).
+    of an imported field (`ticket.notes` for a nested one). `fingerprint` stands for the whole
+    secret (a hash of it): two matches are the same secret when their fingerprints are equal,
+    which excerpts (`AKIA…`) cannot tell.
     """
 
     pattern: str
     line: int
     excerpt: str
     field: str = ""
+    fingerprint: str = _field(default="", repr=False)
 
     @property
     def where(self) -> str:
@@ -217,16 +222,16 @@ _CAMEL = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,5})(?:[A-Z][a-z]{2,})+[0-9]?")
 def find_secrets(text: str) -> list[SecretMatch]:
     """The likely secrets in `text`, in the order they appear."""
     text = text.translate(_INVISIBLE)
-    found: list[tuple[int, int, str, str]] = []  # start, end, pattern, excerpt
+    found: list[tuple[int, int, str, str, str]] = []  # start, end, pattern, excerpt, secret
 
-    def add(start: int, end: int, name: str, excerpt: str) -> None:
+    def add(start: int, end: int, name: str, excerpt: str, secret: str) -> None:
         # Families run most precise first; a later match over the same characters (the
         # assignment around a vendor token, a JWT in an Authorization header) adds nothing.
-        if not any(s < end and start < e for s, e, _, _ in found):
-            found.append((start, end, name, excerpt))
+        if not any(s < end and start < e for s, e, *_ in found):
+            found.append((start, end, name, excerpt, secret))
 
-    for match in PRIVATE_KEY.finditer(text):
-        add(match.start(), match.end(), "private key", match.group())  # the header holds no secret
+    for match in PRIVATE_KEY.finditer(text):  # the header holds no secret; the body under it does
+        add(match.start(), match.end(), "private key", match.group(), _key_body(text, match.end()))
     for name, pattern in TOKENS:
         for match in pattern.finditer(text):
             secret = match.group()
@@ -236,9 +241,9 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 continue  # sk-learn-style slugs, xoxb-your-token
             if secret.startswith("https://"):  # a webhook: its address finds it, its last part is the key
                 head, _, last = secret.rpartition("/")
-                add(match.start(), match.end(), name, head[:60] + "/" + _redact(last))
+                add(match.start(), match.end(), name, head[:60] + "/" + _redact(last), secret)
                 continue
-            add(match.start(), match.end(), name, _redact(secret))
+            add(match.start(), match.end(), name, _redact(secret), secret)
     for name, pattern, min_length in _PLACES:
         for match in pattern.finditer(text):
             value = match.group("value").strip("'\"").rstrip(_TRAILING)
@@ -251,12 +256,31 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 continue  # a Sentry DSN's hex public key before the `@`; "token expiry-window-2024"
             if _is_literal(value, min_length=min_length, bare=True):  # bare: `{self.password}` is code
                 prefix = text[match.start() : match.start("value")]
-                add(match.start(), match.end(), name, (prefix + _redact(value))[-60:])
+                add(match.start(), match.end(), name, (prefix + _redact(value))[-60:], value)
     for start, end, key, value, bare in _assignments(text):
         if _is_secret_name(key) and _is_literal(value, bare=bare):
-            add(start, end, f"hard-coded {_key_kind(key)}", f"{key}={_redact(value)}")
+            add(start, end, f"hard-coded {_key_kind(key)}", f"{key}={_redact(value)}", value)
     found.sort()
-    return [SecretMatch(name, text.count("\n", 0, start) + 1, excerpt) for start, _, name, excerpt in found]
+    return [
+        SecretMatch(name, text.count("\n", 0, start) + 1, excerpt, fingerprint=_fingerprint(secret))
+        for start, _, name, excerpt, secret in found
+    ]
+
+
+def _fingerprint(secret: str) -> str:
+    """A short hash that stands for the whole secret, and reveals none of it."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+_KEY_END = re.compile(r"-----END [A-Z ]*-----")
+
+
+def _key_body(text: str, start: int) -> str:
+    """A private key's body after its header: up to its END line (or 8k characters), without
+    the layout (line breaks, quoting, escaped newlines), so the same key reads the same."""
+    end = _KEY_END.search(text, start, start + 8192)
+    body = text[start : end.start() if end else start + 8192]
+    return re.sub(r"\\n|[^A-Za-z0-9+/=]", "", body)
 
 
 # The fields of a memory that hold text; `id`, `kind`, `status` and the dates are validated

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from memgit import gitrepo
 from memgit.credentials import find_in_memory, find_secrets
+from memgit.gate import lint_files
 from memgit.lenient import raw_value
 from memgit import memory as fmt
 from memgit.memory import Problem
@@ -41,6 +42,8 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
         fixed = set(to_fix) & set(loaded.copies)
         problems = [p for p in problems if p.path not in fixed or not p.message.startswith("duplicate id")]
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
+    # Every file under the folder is pushed, not only memories: config.toml, notes.txt, README.md.
+    problems.extend(lint_files(store.root, writer.repository, {m.path for m in loaded.memories}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems
 
