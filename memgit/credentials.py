@@ -1,6 +1,6 @@
 """Secret detection in memories: memories are committed and pushed, secrets must not be.
 
-Memories quote code, so the patterns are precise rather than greedy. Three families, each
+Memories quote code, so the patterns are precise rather than greedy. Four families, each
 measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/secret_gate.py`):
 
 - vendor tokens recognised by shape alone (`vendor_tokens.py`): `ghp_…`, `npm_…`, `SG.….…`;
@@ -9,10 +9,14 @@ measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/sec
   `.netrc` or `.pgpass` line, "the password is X";
 - a literal assigned to a secret-sounding name: `password = "…"`, `API_KEY = …` (.env, YAML,
   TOML, INI, code), `--password=…`, `--api-key X`, `docker run -e DB_PASSWORD=…`,
-  `?client_secret=…&`, `aws configure set aws_secret_access_key X`.
+  `?client_secret=…&`, `aws configure set aws_secret_access_key X`;
+- the generic rule, last (`secret_words.py`): a random-looking value right after a credential
+  word, for the kinds nobody listed: `X-Api-Token: 8fK2…`, `service_token: OW4G…`,
+  `<password>vB9…</password>`, "the private key 0x9d28…".
 
 Every field of a memory is scanned (`find_in_memory`), including fields imported from other
-tools, and each match names its field. Pure: standard library only, no I/O.
+tools, and each match names its field; each match carries a fingerprint of the whole secret,
+so "the same secret" is decided by value. Pure: standard library only, no I/O.
 
 Decisions worth knowing:
 
@@ -36,6 +40,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import re
@@ -44,6 +49,7 @@ from dataclasses import dataclass, replace
 from dataclasses import field as _field
 from typing import TYPE_CHECKING
 
+from memgit import secret_words
 from memgit.vendor_tokens import PRIVATE_KEY, TOKENS, is_placeholder
 
 if TYPE_CHECKING:
@@ -66,7 +72,7 @@ class SecretMatch:
     line: int
     excerpt: str
     field: str = ""
-    fingerprint: str = _field(default="", repr=False)
+    fingerprint: str = _field(default="", repr=False, compare=False)
 
     @property
     def where(self) -> str:
@@ -223,11 +229,18 @@ def find_secrets(text: str) -> list[SecretMatch]:
     """The likely secrets in `text`, in the order they appear."""
     text = text.translate(_INVISIBLE)
     found: list[tuple[int, int, str, str, str]] = []  # start, end, pattern, excerpt, secret
+    spans: list[tuple[int, int]] = []  # the found spans, sorted; they never overlap
+
+    def taken(start: int, end: int) -> bool:
+        # Only the neighbours can overlap: a text with thousands of matches stays fast.
+        i = bisect.bisect_left(spans, (start, end))
+        return bool(i and spans[i - 1][1] > start) or (i < len(spans) and spans[i][0] < end)
 
     def add(start: int, end: int, name: str, excerpt: str, secret: str) -> None:
         # Families run most precise first; a later match over the same characters (the
         # assignment around a vendor token, a JWT in an Authorization header) adds nothing.
-        if not any(s < end and start < e for s, e, *_ in found):
+        if not taken(start, end):
+            bisect.insort(spans, (start, end))
             found.append((start, end, name, excerpt, secret))
 
     for match in PRIVATE_KEY.finditer(text):  # the header holds no secret; the body under it does
@@ -260,11 +273,20 @@ def find_secrets(text: str) -> list[SecretMatch]:
     for start, end, key, value, bare in _assignments(text):
         if _is_secret_name(key) and _is_literal(value, bare=bare):
             add(start, end, f"hard-coded {_key_kind(key)}", f"{key}={_redact(value)}", value)
+    for candidate in secret_words.candidates(text):  # last: the least precise family
+        value = candidate.value
+        if taken(candidate.start, candidate.end):
+            continue
+        if _is_literal(value, min_length=10, bare=True) and secret_words.random_enough(value, candidate.strength):
+            add(candidate.start, candidate.end, "random value after a credential word",
+                f"{candidate.name} {_redact(value)}", value)
     found.sort()
-    return [
-        SecretMatch(name, text.count("\n", 0, start) + 1, excerpt, fingerprint=_fingerprint(secret))
-        for start, _, name, excerpt, secret in found
-    ]
+    matches, line, counted = [], 1, 0
+    for start, _, name, excerpt, secret in found:  # lines counted once through the text
+        line += text.count("\n", counted, start)
+        counted = start
+        matches.append(SecretMatch(name, line, excerpt, fingerprint=_fingerprint(secret)))
+    return matches
 
 
 def _fingerprint(secret: str) -> str:
