@@ -52,6 +52,12 @@ def scan(data: bytes) -> Found:
     return Found(find_secrets(data.decode("utf-8", "replace")), False)
 
 
+def _shown(path: str) -> str:
+    """A path for a one-line message: bytes that are not UTF-8 and control characters escaped."""
+    text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _size(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
 
@@ -64,9 +70,9 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
     sizes = gitrepo.blob_sizes(repo, [f.blob for f in staged])
     too_big = [f for f in staged if sizes.get(f.blob, 0) > MAX_BYTES]
     for f in too_big:
-        out(f"memgit: {f.path}: {_size(sizes[f.blob])}, over the {_size(MAX_BYTES)} limit for files under "
+        out(f"memgit: {_shown(f.path)}: {_size(sizes[f.blob])}, over the {_size(MAX_BYTES)} limit for files under "
             f"{under}/ (memories are short notes; it was not read). Keep it outside {under}/ and unstage it: "
-            f"git restore --staged '{f.path}'")
+            f"git restore --staged '{_shown(f.path)}'")
     readable = [f for f in staged if f not in too_big]
     contents = gitrepo.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
     blocked = 0
@@ -81,7 +87,7 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             if match.fingerprint in before:
                 continue  # already committed: this commit does not add it
             blocked += 1
-            where = f"{f.path}: in its binary content" if found.binary else f"{f.path}:{match.line}"
+            where = f"{_shown(f.path)}: in its binary content" if found.binary else f"{_shown(f.path)}:{match.line}"
             out(f"memgit: {where}: this looks like a secret ({match.pattern}: {match.excerpt})")
     if blocked and not allow_secret:
         out("memgit: commit refused: memories are pushed to remotes. Remove the secret, or commit anyway with "

@@ -532,9 +532,10 @@ _NO_BLOB = "0" * 40
 def staged(repo: Repo, under: str) -> list[Staged]:
     """Files under `under` that the next commit adds or changes, read from git's index (what
     will be committed, whatever the work tree holds). Submodules are not files: left out."""
-    result = _run(["-c", "core.quotePath=false", "diff", "--cached", "--raw", "-z", "--no-abbrev", "-M",
-                   "--diff-filter=ACMRT", "--", under], repo.root)
-    fields = result.stdout.split("\0")
+    # Bytes, not text: a file name that is not UTF-8 must not make the check fail (and pass).
+    raw = _run_input(["--literal-pathspecs", "diff", "--cached", "--raw", "-z", "--no-abbrev", "-M",
+                      "--diff-filter=ACMRT", "--", under], repo, b"")
+    fields = raw.decode("utf-8", "surrogateescape").split("\0")
     out: list[Staged] = []
     i = 0
     while i < len(fields) and fields[i].startswith(":"):

@@ -34,6 +34,7 @@ backtracking), and each looks back at most 64 characters, on its own line, for i
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -191,4 +192,4 @@ def random_enough(value: str, how_strong: str) -> bool:
 
 def _case_changes(value: str) -> int:
     """How often upper and lower case letters follow each other."""
-    return sum(1 for a, b in zip(value, value[1:]) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper())
+    return sum(1 for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper())
