@@ -165,7 +165,8 @@ def main(argv: list[str]) -> int:
         credentials = [case for case in cases if case.credential]
         kinds = {case.kind for case in credentials}
         lookalikes = len(cases) - len(credentials)
-        print(f"\n{path.name}: {len(credentials)} credentials of {len(kinds)} kinds, {lookalikes} look-alikes")
+        print(f"\n{path.name}: {len(credentials)} credentials of {len(kinds)} kinds, "
+              f"{lookalikes} look-alikes")
         print(f"{'option':<34} {'caught':>14} {'false alarms':>14}")
         for name, detect in options:
             result = score(detect, cases)

@@ -277,7 +277,9 @@ def find_secrets(text: str) -> list[SecretMatch]:
         value = candidate.value
         if taken(candidate.start, candidate.end):
             continue
-        if _is_literal(value, min_length=10, bare=True) and secret_words.random_enough(value, candidate.strength):
+        if _is_literal(value, min_length=10, bare=True) and secret_words.random_enough(
+            value, candidate.strength
+        ):
             add(candidate.start, candidate.end, "random value after a credential word",
                 f"{candidate.name} {_redact(value)}", value)
     found.sort()

@@ -70,9 +70,11 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
     sizes = gitrepo.blob_sizes(repo, [f.blob for f in staged])
     too_big = [f for f in staged if sizes.get(f.blob, 0) > MAX_BYTES]
     for f in too_big:
-        out(f"memgit: {_shown(f.path)}: {_size(sizes[f.blob])}, over the {_size(MAX_BYTES)} limit for files under "
-            f"{under}/ (memories are short notes; it was not read). Keep it outside {under}/ and unstage it: "
-            f"git restore --staged '{_shown(f.path)}'")
+        out(
+            f"memgit: {_shown(f.path)}: {_size(sizes[f.blob])}, over the {_size(MAX_BYTES)} limit for files "
+            f"under {under}/ (memories are short notes; it was not read). Keep it outside {under}/ and "
+            f"unstage it: git restore --staged '{_shown(f.path)}'"
+        )
     readable = [f for f in staged if f not in too_big]
     contents = gitrepo.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
     blocked = 0
@@ -87,14 +89,22 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             if match.fingerprint in before:
                 continue  # already committed: this commit does not add it
             blocked += 1
-            where = f"{_shown(f.path)}: in its binary content" if found.binary else f"{_shown(f.path)}:{match.line}"
+            where = (
+                f"{_shown(f.path)}: in its binary content"
+                if found.binary
+                else f"{_shown(f.path)}:{match.line}"
+            )
             out(f"memgit: {where}: this looks like a secret ({match.pattern}: {match.excerpt})")
     if blocked and not allow_secret:
-        out("memgit: commit refused: memories are pushed to remotes. Remove the secret, or commit anyway with "
-            "'git commit --no-verify' (or MEMGIT_ALLOW_SECRET=1)")
+        out(
+            "memgit: commit refused: memories are pushed to remotes. Remove the secret, "
+            "or commit anyway with 'git commit --no-verify' (or MEMGIT_ALLOW_SECRET=1)"
+        )
     elif too_big:
-        out(f"memgit: commit refused: a file under {under}/ is too large (or commit anyway with "
-            "'git commit --no-verify')")
+        out(
+            f"memgit: commit refused: a file under {under}/ is too large (or commit anyway with "
+            "'git commit --no-verify')"
+        )
     return 1 if too_big or (blocked and not allow_secret) else 0
 
 
@@ -112,8 +122,12 @@ def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> I
             size = path.stat().st_size
             if size > MAX_BYTES:
                 if not fmt.is_memory_file(path.name):  # a memory file's size is reported already
-                    yield Problem(rel, 0, f"{_size(size)}, over the {_size(MAX_BYTES)} limit for files in the "
-                                          "memory folder (the pre-commit hook refuses it): keep it elsewhere")
+                    yield Problem(
+                        rel,
+                        0,
+                        f"{_size(size)}, over the {_size(MAX_BYTES)} limit for files in the "
+                        "memory folder (the pre-commit hook refuses it): keep it elsewhere",
+                    )
                 continue
             data = path.read_bytes()
         except OSError as exc:
@@ -122,8 +136,11 @@ def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> I
         found = scan(data)
         for match in found.matches:
             where = "in its binary content: " if found.binary else ""
-            yield Problem(rel, 0 if found.binary else match.line,
-                          f"looks like a secret: {where}{match.pattern} ({match.excerpt})")
+            yield Problem(
+                rel,
+                0 if found.binary else match.line,
+                f"looks like a secret: {where}{match.pattern} ({match.excerpt})",
+            )
 
 
 def _walk(folder: Path) -> Iterator[str]:

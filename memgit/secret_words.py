@@ -46,7 +46,9 @@ __all__ = ["Candidate", "candidates", "random_enough", "strength"]
 # A value: a run of characters that are not spaces, quotes, brackets or separators, with
 # base64's `=` padding. `:` and `=` end it, so `KEY=value` and `pass:value` split into name
 # and value. Possessive: a long run is never rescanned from the inside.
-_VALUE = re.compile(r"""(?<![^\s"'`<>(){}\[\],;:=])[^\s"'`<>(){}\[\],;:=]{10,}+={0,2}(?![^\s"'`<>(){}\[\],;:=])""")
+_VALUE = re.compile(
+    r"""(?<![^\s"'`<>(){}\[\],;:=])[^\s"'`<>(){}\[\],;:=]{10,}+={0,2}(?![^\s"'`<>(){}\[\],;:=])"""
+)
 _MAX_VALUE = 256
 _REACH = 64
 # Read backwards from just before the value: an opening quote, the operator (`:`, `=`, `:=`,
@@ -57,7 +59,16 @@ _NAME_BEFORE_REVERSED = re.compile(
     r"""(?P<name>[\w.\-]*[A-Za-z])[-_]*(?![\w.\-])(?:[ \t]+:?(?P<prev>[\w\-]*[A-Za-z])[-_]*(?![\w.\-]))?"""
 )
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_NEEDLES = ("key", "token", "secret", "pass", "pw", "credential", "auth", "bearer")  # every strong word has one
+_NEEDLES = (
+    "key",
+    "token",
+    "secret",
+    "pass",
+    "pw",
+    "credential",
+    "auth",
+    "bearer",
+)  # every strong word has one
 # fmt: off
 _STRONG = frozenset({
     "password", "passwd", "pwd", "passphrase", "pass", "secret", "token", "credential", "credentials",
@@ -144,7 +155,11 @@ def strength(name: str, prev: str = "") -> str:
     if any(word in _STRONG or word.endswith(_GLUED) for word in words) or "authorization" in before[-1:]:
         return "strong"  # `Authorization: Basic …`: the scheme's name is not the credential word
     if words[-1] in ("key", "keys"):
-        return "strong" if (before[-1:] + words)[-2:-1] and (before[-1:] + words)[-2] in _STRONG_BEFORE_KEY else "weak"
+        return (
+            "strong"
+            if (before[-1:] + words)[-2:-1] and (before[-1:] + words)[-2] in _STRONG_BEFORE_KEY
+            else "weak"
+        )
     if words[-1] == "auth":
         return "weak"
     return ""
@@ -192,4 +207,6 @@ def random_enough(value: str, how_strong: str) -> bool:
 
 def _case_changes(value: str) -> int:
     """How often upper and lower case letters follow each other."""
-    return sum(1 for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper())
+    return sum(
+        1 for a, b in itertools.pairwise(value) if a.isalpha() and b.isalpha() and a.isupper() != b.isupper()
+    )

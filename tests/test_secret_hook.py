@@ -40,8 +40,14 @@ def hooked(repo: Path) -> Path:
 
 def commit(repo: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     git(repo, "add", "-A", ".memory")
-    return subprocess.run(["git", "commit", "-m", "memories", *extra], cwd=repo, capture_output=True, text=True,
-                          env=env, check=False)
+    return subprocess.run(
+        ["git", "commit", "-m", "memories", *extra],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
 
 
 def write(repo: Path, rel: str, data: str | bytes) -> None:
@@ -73,8 +79,9 @@ def test_a_secret_in_any_file_under_the_memory_folder_is_refused_and_linted(
     assert REFUSED in refused.stderr
     linted = run("lint", cwd=hooked)
     assert linted.exit_code == 1
+    kind = "npm token (npm_…)" if "npm" in text else "GitHub token (ghp_…)"
     assert [line_ for line_ in linted.stdout.splitlines() if "secret" in line_] == [
-        f"{rel}:{line}: looks like a secret: {'npm token (npm_…)' if 'npm' in text else 'GitHub token (ghp_…)'}"
+        f"{rel}:{line}: looks like a secret: {kind}"
     ]
 
 
@@ -90,22 +97,36 @@ def test_the_hook_reads_what_git_commits_not_the_work_tree(hooked: Path) -> None
     write(hooked, "notes.txt", f"use {GITHUB}\n")
     git(hooked, "add", ".memory")
     write(hooked, "notes.txt", "clean now, but the index still holds the token\n")
-    refused = subprocess.run(["git", "commit", "-m", "x"], cwd=hooked, capture_output=True, text=True, check=False)
-    assert refused.returncode == 1 and "memgit: .memory/notes.txt:1: this looks like a secret" in refused.stderr
+    refused = subprocess.run(
+        ["git", "commit", "-m", "x"], cwd=hooked, capture_output=True, text=True, check=False
+    )
+    assert (
+        refused.returncode == 1 and "memgit: .memory/notes.txt:1: this looks like a secret" in refused.stderr
+    )
     write(hooked, "notes.txt", "clean\n")
     git(hooked, "add", ".memory")
     write(hooked, "notes.txt", f"not staged: {GITHUB}\n")
-    assert subprocess.run(["git", "commit", "-m", "x"], cwd=hooked, capture_output=True, check=False).returncode == 0
+    assert (
+        subprocess.run(["git", "commit", "-m", "x"], cwd=hooked, capture_output=True, check=False).returncode
+        == 0
+    )
     assert git(hooked, "show", "HEAD:.memory/notes.txt") == "clean\n"
 
 
 def test_a_binary_file_is_scanned_in_its_text(hooked: Path) -> None:
-    write(hooked, "cache.sqlite", b"SQLite format 3\0\0\x10\0" + f"token\0{NPM}\0".encode() + bytes(range(256)))
+    write(
+        hooked, "cache.sqlite", b"SQLite format 3\0\0\x10\0" + f"token\0{NPM}\0".encode() + bytes(range(256))
+    )
     refused = commit(hooked)
     assert refused.returncode == 1
-    assert "memgit: .memory/cache.sqlite: in its binary content: this looks like a secret (npm token: npm_…)" \
+    assert (
+        "memgit: .memory/cache.sqlite: in its binary content: this looks like a secret (npm token: npm_…)"
         in refused.stderr
-    assert "cache.sqlite: looks like a secret: in its binary content: npm token (npm_…)" in run("lint", cwd=hooked).stdout
+    )
+    assert (
+        "cache.sqlite: looks like a secret: in its binary content: npm token (npm_…)"
+        in run("lint", cwd=hooked).stdout
+    )
 
 
 def test_a_second_secret_of_the_same_kind_is_refused_an_old_one_does_not_block(hooked: Path) -> None:
@@ -118,7 +139,10 @@ def test_a_second_secret_of_the_same_kind_is_refused_an_old_one_does_not_block(h
     write(hooked, "deploy-user.md", f"# Deploy user\n\nkey id {AWS_1}\nand the new one {AWS_2}\n")
     refused = commit(hooked)
     assert refused.returncode == 1
-    assert "memgit: .memory/deploy-user.md:4: this looks like a secret (AWS access key id: AKIA…)" in refused.stderr
+    assert (
+        "memgit: .memory/deploy-user.md:4: this looks like a secret (AWS access key id: AKIA…)"
+        in refused.stderr
+    )
     assert ":3:" not in refused.stderr  # the committed one is not reported
 
 
@@ -127,21 +151,29 @@ def test_an_oversize_file_is_refused_unread(hooked: Path) -> None:
     write(hooked, "dump.bin", b"\0" * 1_500_000)
     refused = commit(hooked)
     assert refused.returncode == 1
-    assert ("memgit: .memory/big.md: 2.2 MB, over the 1.0 MB limit for files under .memory/ (memories are short "
-            "notes; it was not read). Keep it outside .memory/ and unstage it: git restore --staged '.memory/big.md'"
-            ) in refused.stderr
+    assert (
+        "memgit: .memory/big.md: 2.2 MB, over the 1.0 MB limit for files under .memory/ (memories are short "
+        "notes; it was not read). Keep it outside .memory/ and unstage it: "
+        "git restore --staged '.memory/big.md'"
+    ) in refused.stderr
     assert "memgit: .memory/dump.bin: 1.5 MB, over the 1.0 MB limit" in refused.stderr
     assert "memgit: commit refused: a file under .memory/ is too large" in refused.stderr
     assert git(hooked, "log", "--format=%s", "-1") == "memory: init\n"
     lines = run("lint", cwd=hooked).stdout.splitlines()
     assert "big.md: file is over 1 MB; memory files are limited to 1 MB" in lines
-    assert ("dump.bin: 1.5 MB, over the 1.0 MB limit for files in the memory folder (the pre-commit hook refuses "
-            "it): keep it elsewhere") in lines
+    assert (
+        "dump.bin: 1.5 MB, over the 1.0 MB limit for files in the memory folder (the pre-commit hook refuses "
+        "it): keep it elsewhere"
+    ) in lines
 
 
 def test_a_credential_of_an_unknown_kind_is_refused(hooked: Path) -> None:
     token = "zyWF3IyT6IEh" + "03GeCqdPyx85y8qBsksKo1SR5wrL"
-    write(hooked, "smoke.md", f'# Smoke test\n\ncurl -H "X-Api-Token: {token}" https://internal.example.org/health\n')
+    write(
+        hooked,
+        "smoke.md",
+        f'# Smoke test\n\ncurl -H "X-Api-Token: {token}" https://internal.example.org/health\n',
+    )
     refused = commit(hooked)
     assert refused.returncode == 1
     assert "memgit: .memory/smoke.md:3: this looks like a secret (" in refused.stderr
