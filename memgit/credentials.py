@@ -1,6 +1,6 @@
 """Secret detection in memories: memories are committed and pushed, secrets must not be.
 
-Memories quote code, so the patterns are precise rather than greedy. Three families, each
+Memories quote code, so the patterns are precise rather than greedy. Four families, each
 measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/secret_gate.py`):
 
 - vendor tokens recognised by shape alone (`vendor_tokens.py`): `ghp_…`, `npm_…`, `SG.….…`;
@@ -9,10 +9,14 @@ measured on the labelled corpus in `tests/data/secrets/` (`python benchmarks/sec
   `.netrc` or `.pgpass` line, "the password is X";
 - a literal assigned to a secret-sounding name: `password = "…"`, `API_KEY = …` (.env, YAML,
   TOML, INI, code), `--password=…`, `--api-key X`, `docker run -e DB_PASSWORD=…`,
-  `?client_secret=…&`, `aws configure set aws_secret_access_key X`.
+  `?client_secret=…&`, `aws configure set aws_secret_access_key X`;
+- the generic rule, last (`secret_words.py`): a random-looking value right after a credential
+  word, for the kinds nobody listed: `X-Api-Token: 8fK2…`, `service_token: OW4G…`,
+  `<password>vB9…</password>`, "the private key 0x9d28…".
 
 Every field of a memory is scanned (`find_in_memory`), including fields imported from other
-tools, and each match names its field. Pure: standard library only, no I/O.
+tools, and each match names its field; each match carries a fingerprint of the whole secret,
+so "the same secret" is decided by value. Pure: standard library only, no I/O.
 
 Decisions worth knowing:
 
@@ -36,12 +40,16 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from dataclasses import field as _field
 from typing import TYPE_CHECKING
 
+from memgit import secret_words
 from memgit.vendor_tokens import PRIVATE_KEY, TOKENS, is_placeholder
 
 if TYPE_CHECKING:
@@ -55,13 +63,16 @@ class SecretMatch:
     """A likely secret: what kind, on which line (1-based), a redacted excerpt, and the field.
 
     `field` is empty for plain text; for a memory it is `title`, `body`, `tags`…, or the name
-    of an imported field (`ticket.notes` for a nested one).
+    of an imported field (`ticket.notes` for a nested one). `fingerprint` stands for the whole
+    secret (a hash of it): two matches are the same secret when their fingerprints are equal,
+    which excerpts (`AKIA…`) cannot tell.
     """
 
     pattern: str
     line: int
     excerpt: str
     field: str = ""
+    fingerprint: str = _field(default="", repr=False, compare=False)
 
     @property
     def where(self) -> str:
@@ -217,16 +228,23 @@ _CAMEL = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,5})(?:[A-Z][a-z]{2,})+[0-9]?")
 def find_secrets(text: str) -> list[SecretMatch]:
     """The likely secrets in `text`, in the order they appear."""
     text = text.translate(_INVISIBLE)
-    found: list[tuple[int, int, str, str]] = []  # start, end, pattern, excerpt
+    found: list[tuple[int, int, str, str, str]] = []  # start, end, pattern, excerpt, secret
+    spans: list[tuple[int, int]] = []  # the found spans, sorted; they never overlap
 
-    def add(start: int, end: int, name: str, excerpt: str) -> None:
+    def taken(start: int, end: int) -> bool:
+        # Only the neighbours can overlap: a text with thousands of matches stays fast.
+        i = bisect.bisect_left(spans, (start, end))
+        return bool(i and spans[i - 1][1] > start) or (i < len(spans) and spans[i][0] < end)
+
+    def add(start: int, end: int, name: str, excerpt: str, secret: str) -> None:
         # Families run most precise first; a later match over the same characters (the
         # assignment around a vendor token, a JWT in an Authorization header) adds nothing.
-        if not any(s < end and start < e for s, e, _, _ in found):
-            found.append((start, end, name, excerpt))
+        if not taken(start, end):
+            bisect.insort(spans, (start, end))
+            found.append((start, end, name, excerpt, secret))
 
-    for match in PRIVATE_KEY.finditer(text):
-        add(match.start(), match.end(), "private key", match.group())  # the header holds no secret
+    for match in PRIVATE_KEY.finditer(text):  # the header holds no secret; the body under it does
+        add(match.start(), match.end(), "private key", match.group(), _key_body(text, match.end()))
     for name, pattern in TOKENS:
         for match in pattern.finditer(text):
             secret = match.group()
@@ -236,9 +254,9 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 continue  # sk-learn-style slugs, xoxb-your-token
             if secret.startswith("https://"):  # a webhook: its address finds it, its last part is the key
                 head, _, last = secret.rpartition("/")
-                add(match.start(), match.end(), name, head[:60] + "/" + _redact(last))
+                add(match.start(), match.end(), name, head[:60] + "/" + _redact(last), secret)
                 continue
-            add(match.start(), match.end(), name, _redact(secret))
+            add(match.start(), match.end(), name, _redact(secret), secret)
     for name, pattern, min_length in _PLACES:
         for match in pattern.finditer(text):
             value = match.group("value").strip("'\"").rstrip(_TRAILING)
@@ -251,12 +269,42 @@ def find_secrets(text: str) -> list[SecretMatch]:
                 continue  # a Sentry DSN's hex public key before the `@`; "token expiry-window-2024"
             if _is_literal(value, min_length=min_length, bare=True):  # bare: `{self.password}` is code
                 prefix = text[match.start() : match.start("value")]
-                add(match.start(), match.end(), name, (prefix + _redact(value))[-60:])
+                add(match.start(), match.end(), name, (prefix + _redact(value))[-60:], value)
     for start, end, key, value, bare in _assignments(text):
         if _is_secret_name(key) and _is_literal(value, bare=bare):
-            add(start, end, f"hard-coded {_key_kind(key)}", f"{key}={_redact(value)}")
+            add(start, end, f"hard-coded {_key_kind(key)}", f"{key}={_redact(value)}", value)
+    for candidate in secret_words.candidates(text):  # last: the least precise family
+        value = candidate.value
+        if taken(candidate.start, candidate.end):
+            continue
+        if _is_literal(value, min_length=10, bare=True) and secret_words.random_enough(
+            value, candidate.strength
+        ):
+            add(candidate.start, candidate.end, "random value after a credential word",
+                f"{candidate.name} {_redact(value)}", value)
     found.sort()
-    return [SecretMatch(name, text.count("\n", 0, start) + 1, excerpt) for start, _, name, excerpt in found]
+    matches, line, counted = [], 1, 0
+    for start, _, name, excerpt, secret in found:  # lines counted once through the text
+        line += text.count("\n", counted, start)
+        counted = start
+        matches.append(SecretMatch(name, line, excerpt, fingerprint=_fingerprint(secret)))
+    return matches
+
+
+def _fingerprint(secret: str) -> str:
+    """A short hash that stands for the whole secret, and reveals none of it."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+_KEY_END = re.compile(r"-----END [A-Z ]*-----")
+
+
+def _key_body(text: str, start: int) -> str:
+    """A private key's body after its header: up to its END line (or 8k characters), without
+    the layout (line breaks, quoting, escaped newlines), so the same key reads the same."""
+    end = _KEY_END.search(text, start, start + 8192)
+    body = text[start : end.start() if end else start + 8192]
+    return re.sub(r"\\n|[^A-Za-z0-9+/=]", "", body)
 
 
 # The fields of a memory that hold text; `id`, `kind`, `status` and the dates are validated

@@ -9,9 +9,10 @@
   git command. It takes the background embedding job's lock while it embeds, and leaves
   the embedding to a job that already holds it.
 - pre-commit lints the staged memory files (problems are printed, the commit goes on) and
-  refuses a commit that adds a likely secret under the memory folder, naming the file and
-  line (`git commit --no-verify` or `MEMGIT_ALLOW_SECRET=1` overrides). It is the one memgit
-  hook that may say no; anything going wrong inside it lets the commit through.
+  refuses a commit that adds a likely secret in any file under the memory folder, naming the
+  file and line (`git commit --no-verify` or `MEMGIT_ALLOW_SECRET=1` overrides), or stages a
+  file there over the size limit (`memgit.gate`). It is the one memgit hook that may say no;
+  anything going wrong inside it lets the commit through.
 
 Installed the way the pre-commit framework does it: memgit's script is recognised by its
 marker; a foreign hook already there is moved to `<hook>.memgit-chained` and run first, under
@@ -203,31 +204,12 @@ def sync(start: Path) -> None:
 
 
 def pre_commit(start: Path, out: Callable[[str], None]) -> int:
-    """Lint the staged memory files; 1 when one adds a likely secret (unless allowed)."""
-    from memgit import memory as fmt
-    from memgit.credentials import find_secrets
+    """Lint the staged memory files; 1 when a staged file under the memory folder adds a
+    likely secret (unless allowed) or is over the size limit (`memgit.gate`)."""
+    from memgit.gate import check_commit
 
-    repo = gitrepo.require(start)
-    under = ".memory"
-    blocked = 0
-    for rel in gitrepo.staged(repo, under):
-        if not fmt.is_memory_file(rel.rsplit("/", 1)[-1]):
-            continue
-        data = gitrepo.show(repo, "", rel) or b""
-        _, problems = fmt.check(data, rel)
-        for problem in problems:
-            out(f"memgit: {problem}")
-        before = {m.excerpt for m in find_secrets((gitrepo.show(repo, "HEAD", rel) or b"").decode("utf-8", "replace"))}
-        for match in find_secrets(data.decode("utf-8", "replace")):
-            if match.excerpt in before:
-                continue  # already committed: this commit does not add it
-            blocked += 1
-            out(f"memgit: {rel}:{match.line}: this looks like a secret ({match.pattern}: {match.excerpt})")
-    if blocked and os.environ.get("MEMGIT_ALLOW_SECRET") != "1":
-        out("memgit: commit refused: memories are pushed to remotes. Remove the secret, or commit anyway with "
-            "'git commit --no-verify' (or MEMGIT_ALLOW_SECRET=1)")
-        return 1
-    return 0
+    return check_commit(gitrepo.require(start), ".memory", out,
+                        allow_secret=os.environ.get("MEMGIT_ALLOW_SECRET") == "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from memgit import gitrepo
 from memgit.config import CONFIG_NAME, committed_code
 from memgit.credentials import find_in_memory, find_secrets
+from memgit.gate import lint_files
 from memgit.lenient import raw_value
 from memgit import memory as fmt
 from memgit.memory import Problem
@@ -46,6 +47,8 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     for line, message in committed_code(store.root, repo.root if repo is not None else None):
         problems.append(Problem(CONFIG_NAME, line, message))
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
+    # Every file under the folder is pushed, not only memories: config.toml, notes.txt, README.md.
+    problems.extend(lint_files(store.root, writer.repository, {m.path for m in loaded.memories}))
     problems.sort(key=lambda p: (p.path, p.line))
     return problems
 

@@ -73,3 +73,15 @@ def test_the_score_counts_what_it_says(bench: ModuleType) -> None:
     assert (score.recall, score.false_positive_rate, score.missed) == (1.0, 1.0, [])
     score = bench.score(lambda text: False, cases)
     assert (score.recall, score.false_positive_rate, score.false_alarms) == (0.0, 0.0, [])
+
+
+def test_the_unseen_batches_hold_kinds_the_corpus_has_not_and_no_token(bench: ModuleType) -> None:
+    # They measure the gate on credentials it was not tuned on, so they must stay unseen.
+    corpus_kinds = {case.kind for case in bench.load_corpus() if case.credential}
+    for path in bench.UNSEEN:
+        cases = bench.load_corpus(path)
+        credentials = [case for case in cases if case.credential]
+        assert len(credentials) >= 25 and len(cases) - len(credentials) >= 25
+        assert not {case.kind for case in credentials} & corpus_kinds
+        raw = path.read_text(encoding="utf-8")
+        assert not [match.group() for _, pattern in TOKENS for match in pattern.finditer(raw)]

@@ -202,3 +202,55 @@ def test_lint_reports_a_token_in_a_hand_written_files_tags(repo: Path) -> None:
         "notes.md: looks like a secret in tags: GitHub token (ghp_…)",
         "other.md: looks like a secret in ticket.db_password: hard-coded password (db_password=Xk2…)",
     ]
+
+
+# The generic rule: a random-looking value right after a credential word, for kinds no vendor
+# shape or known place covers. Values built from pieces, as above.
+RANDOM = "OW4GS3U4E3fo" + "DyoLKy7HaQQ1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'curl -H "X-Api-Token: {RANDOM}" https://internal.example.org/health',
+        f"billing-api accepts service_token: {RANDOM} from the cron pod",
+        f"<password>{RANDOM[:14]}</password> in settings.xml",
+        f"Authorization: ApiKey {RANDOM}==",
+        f"the admin password is {RANDOM[:12]}",  # a password word: 10+ characters
+        "the signer's private key 0x" + "9d28eb8832" * 3 + "0b2a",  # hex after a strong name
+        f"requirepass {RANDOM[:16]}",  # a credential word glued to another word
+    ],
+)
+def test_a_random_value_after_a_credential_word_is_found(text: str) -> None:
+    assert find_secrets(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cache key: " + "3acb9c4a5185c5c8" * 2,  # hex after `key` alone: an id, a hash
+        "the gpg key 3ACB9C4A5185C5C8C296B2D814EFCF8812345678",
+        "private_key: Ed25519PrivateKey | None",  # a type: capitalised words
+        "the private key is rust_openssl.hpke.MLKEM768PrivateKey",  # a dotted reference
+        "private_key = Ed25519PrivateKey.from_private_bytes(d)",  # a call
+        "model key: claude-sonnet-4-5-20250929",  # a slug
+        "integrity key sha512-" + RANDOM * 3,  # a hash with its algorithm
+        "the token count is 1800 per request",
+        "public key " + RANDOM + RANDOM,
+    ],
+)
+def test_look_alikes_after_a_credential_word_stay_quiet(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_match_carries_a_fingerprint_of_the_whole_secret() -> None:
+    first, second = "AKIA" + "Q3ZXW7VB2NM4KL6P", "AKIA" + "R8TY6UI1OE5AS2DF"
+    a, b = find_secrets(f"{first}\n{second}")
+    assert a.excerpt == b.excerpt == "AKIA…"  # the excerpts cannot tell them apart
+    assert a.fingerprint != b.fingerprint and len(a.fingerprint) == 20
+    assert find_secrets(first)[0].fingerprint == a.fingerprint  # the same value, the same fingerprint
+    assert first not in repr(a) and a.fingerprint not in repr(a)
+    body = "MIIEowIBAAKCAQEA" + "XVEfGT2w8X240wlo" * 3
+    one = find_secrets(f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----")
+    two = find_secrets(f"-----BEGIN RSA PRIVATE KEY-----\n{body[::-1]}\n-----END RSA PRIVATE KEY-----")
+    assert one[0].fingerprint != two[0].fingerprint  # keys differ by their body, not their header
