@@ -58,6 +58,9 @@ def hostile(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     (repo / "sitecustomize.py").write_text(evil(marks, "sitecustomize"))
     config = repo / ".memory" / "config.toml"
     config.write_text(re.sub(r"(?m)^# embedder = .*$", 'embedder = "evilemb:Embedder"', config.read_text()))
+    # …and a session-end command of its own, which memgit must never run.
+    command = f"[capture]\ncommand = {('touch ' + str(marks / 'capture-command'))!r}\n"
+    config.write_text(config.read_text().replace("[capture]\n", command))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a repository with its own ideas")
     monkeypatch.delenv("MEMGIT_INDEX_EMBEDDER")  # the repository's config decides
@@ -123,9 +126,10 @@ def test_agent_hooks_as_written_in_the_settings_run_the_real_memgit(repo: Path, 
                 assert "Run the tests with pytest -q from the repository root" in context  # the pinned one
     wait_for_detached(repo, b"--from-hook")
     assert "proposed" in (repo / ".git" / "memgit" / "capture.log").read_text()  # memgit's capture ran
-    # What the hooks logged: only that the repository's embedder module was not imported.
+    # What the hooks logged: only that the repository's settings that name code were ignored.
     for line in (repo / ".git" / "memgit" / "hooks.log").read_text().splitlines():
-        assert line.endswith("Cannot load embedder 'evilemb:Embedder': No module named 'evilemb'.")
+        assert re.search(r"\.memory/config\.toml: \[(index\] embedder|capture\] command) = .*, so memgit "
+                         r"ignores it in the committed config", line), line
     assert sorted(p.name for p in hostile.iterdir()) == []
 
 
