@@ -22,7 +22,7 @@ from memgit.errors import MemgitError
 from memgit.memory import Memory, Problem
 from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store import Store
-from memgit.writer import Writer, check_fields
+from memgit.writer import Settled, Writer, check_fields
 
 if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
@@ -356,12 +356,16 @@ class Memgit:
         self.writer.land(change)
         return new
 
-    def forget(self, ref: str, *, hard: bool = False, commit: bool = True) -> Memory:
-        """Archive a memory (reversible), or with `hard` delete its file. Both are commits."""
+    def forget(self, ref: str, *, hard: bool = False, commit: bool = True, force: bool = False) -> Memory:
+        """Archive a memory (reversible), or with `hard` delete its file. Both are commits.
+
+        `hard` refuses when the file has changes that are not committed, unless `force`."""
         self._require_store()
         with self.writer.writing() as repo:
             memory = self.get(ref)
             if hard:
+                if not force:
+                    self.writer.keep_uncommitted(memory.path, "deleting it")
                 path = self.memory_dir / memory.path
                 if not gitrepo.committed(repo, path):
                     staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
@@ -388,17 +392,36 @@ class Memgit:
         repo = self.writer.repo()
         return changes_of(repo, path_in_history(repo, self.memory_dir, ref, lambda: self.get(ref)), self.config.kinds)
 
-    def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
+    def rollback(self, ref: str, to: str, *, commit: bool = True, force: bool = False) -> Memory | None:
         """Restore a memory to its content at revision `to`, as a new commit.
 
-        Returns None when the memory is already exactly as it was at `to`.
+        Returns None when the memory is already exactly as it was at `to`. Refuses when its
+        file has changes that are not committed, unless `force`.
         """
         self._require_store()
         from memgit.history import rollback
 
         with self.writer.writing():
+            memories = self.store.load().memories
+            if not force:
+                try:
+                    here: Memory | None = self.get(ref, memories=memories)
+                except MemgitError:
+                    here = None  # deleted (forget --hard): no file whose changes could be lost
+                if here is not None:
+                    self.writer.keep_uncommitted(here.path, "rolling it back")
             return rollback(self.writer, self.store, ref, to, commit=commit,
-                            current=lambda: self.get(ref, memories=self.store.load().memories))
+                            current=lambda: self.get(ref, memories=memories))
+
+    def finish(self) -> Settled | None:
+        """Commit the change a memgit command left unfinished (killed, or its commit refused);
+        None when there is none."""
+        return self.writer.finish()
+
+    def abandon(self) -> Settled | None:
+        """Undo the change a memgit command left unfinished: its files back as they were before
+        it, nothing of it staged; None when there is none."""
+        return self.writer.abandon()
 
     def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
         """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to

@@ -170,6 +170,12 @@ def pre_commit(start: Path, out: Callable[[str], None]) -> int:
     from memgit.credentials import find_secrets
 
     repo = gitrepo.require(start)
+    from memgit.writer import commit_refusal
+
+    refusal = commit_refusal(repo)  # staged files of a memgit change that did not finish
+    if refusal:
+        out(refusal)
+        return 1
     under = ".memory"
     blocked = 0
     for rel in gitrepo.staged(repo, under):
