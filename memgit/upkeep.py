@@ -184,8 +184,8 @@ def _commits(mem: Memgit, reflection: Reflection, split: bool) -> list[tuple[str
 
 #: A commit message describes this many proposals, then counts the rest: a message of every
 #: one of a few hundred proposals is unreadable in `git log` (and once broke git's argv).
-MESSAGE_PROPOSALS = 25
-MESSAGE_EVIDENCE = 5
+MESSAGE_PROPOSALS = 20
+MESSAGE_EVIDENCE = 3
 
 
 def _describe(proposals: Sequence[Proposal]) -> str:
