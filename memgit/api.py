@@ -357,26 +357,13 @@ class Memgit:
         return new
 
     def forget(self, ref: str, *, hard: bool = False, commit: bool = True, force: bool = False) -> Memory:
-        """Archive a memory (reversible), or with `hard` delete its file. Both are commits.
-
-        `hard` refuses when the file has changes that are not committed, unless `force`."""
+        """Archive a memory (reversible), or with `hard` delete its file (refused when it has
+        changes not committed, unless `force`). Both are commits."""
         self._require_store()
-        with self.writer.writing() as repo:
+        with self.writer.writing():
             memory = self.get(ref)
             if hard:
-                if not force:
-                    self.writer.keep_uncommitted(memory.path, "deleting it")
-                path = self.memory_dir / memory.path
-                if not gitrepo.committed(repo, path):
-                    staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
-                    self.store.delete(memory.path)
-                    if staged:
-                        gitrepo.commit(repo, [path], "", stage_only=True)
-                    self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
-                    return memory
-                change = self.writer.change(f'memory: forget "{_short(memory.title)}" (deleted)', commit)
-                change.delete(memory.path)
-                self.writer.land(change)
+                self.writer.delete(memory, f'memory: forget "{_short(memory.title)}" (deleted)', commit, force)
                 return memory
             if not memory.active:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
@@ -395,32 +382,24 @@ class Memgit:
     def rollback(self, ref: str, to: str, *, commit: bool = True, force: bool = False) -> Memory | None:
         """Restore a memory to its content at revision `to`, as a new commit.
 
-        Returns None when the memory is already exactly as it was at `to`. Refuses when its
-        file has changes that are not committed, unless `force`.
-        """
+        Returns None when the memory is already exactly as it was at `to`. Refused when its
+        file has changes not committed, unless `force`."""
         self._require_store()
         from memgit.history import rollback
 
         with self.writer.writing():
             memories = self.store.load().memories
             if not force:
-                try:
-                    here: Memory | None = self.get(ref, memories=memories)
-                except MemgitError:
-                    here = None  # deleted (forget --hard): no file whose changes could be lost
-                if here is not None:
-                    self.writer.keep_uncommitted(here.path, "rolling it back")
+                self.writer.keep_uncommitted(lambda: self.get(ref, memories=memories).path, "rolling it back")
             return rollback(self.writer, self.store, ref, to, commit=commit,
                             current=lambda: self.get(ref, memories=memories))
 
     def finish(self) -> Settled | None:
-        """Commit the change a memgit command left unfinished (killed, or its commit refused);
-        None when there is none."""
+        """Commit the change a memgit command left unfinished (None: there is none)."""
         return self.writer.finish()
 
     def abandon(self) -> Settled | None:
-        """Undo the change a memgit command left unfinished: its files back as they were before
-        it, nothing of it staged; None when there is none."""
+        """Undo the change a memgit command left unfinished (None: there is none)."""
         return self.writer.abandon()
 
     def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":

@@ -148,11 +148,32 @@ class Writer:
                 self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
             return Settled(found.summary, None, tuple(restored), tuple(left))
 
-    def keep_uncommitted(self, rel: str, verb: str) -> None:
-        """Refuse to `verb` a memory whose file has changes git does not hold (staged or not),
-        as `git rm` does: they would be lost without a trace."""
+    def delete(self, memory: Memory, message: str, commit: bool, force: bool) -> None:
+        """Delete a memory's file as one commit (`forget --hard`; call inside `writing()`).
+        Refused when the file has changes not committed, unless `force`."""
+        if not force:
+            self.keep_uncommitted(lambda: memory.path, "deleting it")
+        repo, store = self.repo(), self._store()
+        path = store.path_of(memory.path)
+        if not gitrepo.committed(repo, path):
+            staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
+            store.delete(memory.path)
+            if staged:
+                gitrepo.commit(repo, [path], "", stage_only=True)
+            self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
+            return
+        change = self.change(message, commit)
+        change.delete(memory.path)
+        self.land(change)
+
+    def keep_uncommitted(self, rel: Callable[[], str], verb: str) -> None:
+        """Refuse to `verb` a memory (its file is `rel()`) whose file has changes git does not
+        hold (staged or not), as `git rm` does: they would be lost without a trace."""
         repo = self.repo()
-        path = self._store().path_of(rel)
+        try:
+            path = self._store().path_of(rel())
+        except MemgitError:
+            return  # no such memory now (deleted): no file whose changes could be lost
         if gitrepo.committed(repo, path) and gitrepo.dirty(repo, path):
             shown = os.path.relpath(path, repo.root)
             raise MemgitError(
