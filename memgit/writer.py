@@ -89,7 +89,8 @@ class Writer:
         return changeset.pending(self.journal(), self._store().kinds, clean=False)
 
     def recover(self) -> Settled | None:
-        """Finish a change set a killed command left half-written (under the write lock)."""
+        """Finish a change set a killed command (or a refused commit) left unfinished (under the
+        write lock)."""
         found = self._found()
         if found is None:
             return None
@@ -140,10 +141,11 @@ class Writer:
                 return gitrepo.show(repo, "HEAD", from_root(rel))
 
             restored, left = changeset.abandon(found, committed)
-            # The index as it was before the change; a journal without that record (an older
-            # memgit) gets HEAD's entries, i.e. nothing of the change staged.
-            gitrepo.restore_index(repo, found.change.index if found.change.index is not None
-                                  else gitrepo.head_entries(repo, [from_root(rel) for rel in found.change.ops]))
+            # The index as it was before the change (a journal without that record, from an
+            # older memgit: HEAD's entries, nothing staged), but for files left alone.
+            kept = [from_root(rel) for rel in found.change.ops if rel not in left]
+            before = found.change.index if found.change.index is not None else gitrepo.head_entries(repo, kept)
+            gitrepo.restore_index(repo, {path: before.get(path) for path in kept})
             for rel in left:
                 self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
             return Settled(found.summary, None, tuple(restored), tuple(left))

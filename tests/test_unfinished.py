@@ -133,6 +133,21 @@ def test_abandon_after_a_rejected_commit_puts_every_file_back(repo: Path) -> Non
     assert memgit_cli(repo, "abandon").stderr == "nothing to abandon\n"
 
 
+def test_abandon_leaves_a_file_edited_by_hand_since_and_its_staged_state(repo: Path) -> None:
+    stale_store(repo, 5)
+    reject_commits(repo)
+    assert memgit_cli(repo, "reflect", "--apply").returncode == 1
+    edited = sorted((repo / ".memory").glob("*.md"))[0]
+    edited.write_text(edited.read_text() + "\nA line written by hand.\n")
+    git(repo, "add", str(edited))
+
+    done = memgit_cli(repo, "abandon")
+    assert done.returncode == 0, done.stderr
+    assert f"left {edited.name} as it is" in done.stderr and "4 file(s) put back" in done.stderr
+    assert "A line written by hand." in edited.read_text()
+    assert git(repo, "status", "--porcelain") == f"M  .memory/{edited.name}\n"
+
+
 def test_a_failure_before_staging_keeps_the_journal(repo: Path) -> None:
     """git cannot even stage (its index is locked by a process that died): the change stays
     journaled, nothing is staged, and `memgit finish` commits it once the lock is gone."""
