@@ -23,7 +23,7 @@ from memgit.memory import Memory, Problem
 from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store import Store, refuse_outside
 from memgit.trust import sort as sort_supersedes
-from memgit.writer import Writer, check_fields
+from memgit.writer import Settled, Writer, check_fields
 
 if TYPE_CHECKING:
     from memgit.index import Index, SyncReport
@@ -361,23 +361,14 @@ class Memgit:
         self.writer.land(change)
         return new
 
-    def forget(self, ref: str, *, hard: bool = False, commit: bool = True) -> Memory:
-        """Archive a memory (reversible), or with `hard` delete its file. Both are commits."""
+    def forget(self, ref: str, *, hard: bool = False, commit: bool = True, force: bool = False) -> Memory:
+        """Archive a memory (reversible), or with `hard` delete its file (refused when it has
+        changes not committed, unless `force`). Both are commits."""
         self._require_store()
-        with self.writer.writing() as repo:
+        with self.writer.writing():
             memory = self.get(ref)
             if hard:
-                path = self.memory_dir / memory.path
-                if not gitrepo.committed(repo, path):
-                    staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
-                    self.store.delete(memory.path)
-                    if staged:
-                        gitrepo.commit(repo, [path], "", stage_only=True)
-                    self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
-                    return memory
-                change = self.writer.change(f'memory: forget "{_short(memory.title)}" (deleted)', commit)
-                change.delete(memory.path)
-                self.writer.land(change)
+                self.writer.delete(memory, f'memory: forget "{_short(memory.title)}" (deleted)', commit, force)
                 return memory
             if not memory.active:
                 raise MemgitError(f"{memory.id} is already archived; 'memgit forget --hard' deletes it")
@@ -393,17 +384,28 @@ class Memgit:
         repo = self.writer.repo()
         return changes_of(repo, path_in_history(repo, self.memory_dir, ref, lambda: self.get(ref)), self.config.kinds)
 
-    def rollback(self, ref: str, to: str, *, commit: bool = True) -> Memory | None:
+    def rollback(self, ref: str, to: str, *, commit: bool = True, force: bool = False) -> Memory | None:
         """Restore a memory to its content at revision `to`, as a new commit.
 
-        Returns None when the memory is already exactly as it was at `to`.
-        """
+        Returns None when the memory is already exactly as it was at `to`. Refused when its
+        file has changes not committed, unless `force`."""
         self._require_store()
         from memgit.history import rollback
 
         with self.writer.writing():
+            memories = self.store.load().memories
+            if not force:
+                self.writer.keep_uncommitted(lambda: self.get(ref, memories=memories).path, "rolling it back")
             return rollback(self.writer, self.store, ref, to, commit=commit,
-                            current=lambda: self.get(ref, memories=self.store.load().memories))
+                            current=lambda: self.get(ref, memories=memories))
+
+    def finish(self) -> Settled | None:
+        """Commit the change a memgit command left unfinished (None: there is none)."""
+        return self.writer.finish()
+
+    def abandon(self) -> Settled | None:
+        """Undo the change a memgit command left unfinished (None: there is none)."""
+        return self.writer.abandon()
 
     def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
         """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to
@@ -638,17 +640,7 @@ def _short(title: str, limit: int = 60) -> str:
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
-def _find_secrets(memory: Memory) -> list[Any]:
-    from memgit.credentials import find_in_memory  # write paths only: recall need not pay for it
-
-    return find_in_memory(memory)
-
-
 def _refuse_secrets(memory: Memory) -> None:
-    found = _find_secrets(memory)
-    if found:
-        first = found[0]
-        raise MemgitError(
-            f"this looks like a secret in {first.where} ({first.pattern}: {first.excerpt}); "
-            "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
-        )
+    from memgit.credentials import refuse_secrets  # write paths only: recall need not pay for it
+
+    refuse_secrets(memory)

@@ -288,11 +288,12 @@ def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, enti
 @cli.command()
 @click.argument("ref")
 @click.option("--hard", is_flag=True, help="Delete the file instead of archiving it (still a commit git can revert).")
+@click.option("--force", is_flag=True, help="Drop changes to the file that are not committed (refused without it).")
 @no_commit_option
 @click.pass_context
-def forget(ctx: click.Context, ref: str, hard: bool, no_commit: bool) -> None:
+def forget(ctx: click.Context, ref: str, hard: bool, force: bool, no_commit: bool) -> None:
     """Archive a memory so recall no longer returns it (reversible)."""
-    memory = _open(ctx).forget(ref, hard=hard, commit=not no_commit)
+    memory = _open(ctx).forget(ref, hard=hard, commit=not no_commit, force=force)
     click.echo(f"{'deleted' if hard else 'archived'} {memory.id} ({memory.title})", err=True)
 
 
@@ -334,11 +335,12 @@ def _plain(value: Any) -> Any:
 @cli.command()
 @click.argument("ref")
 @click.option("--to", "rev", required=True, metavar="REV", help="The commit to restore the memory from.")
+@click.option("--force", is_flag=True, help="Drop changes to the file that are not committed (refused without it).")
 @no_commit_option
 @click.pass_context
-def rollback(ctx: click.Context, ref: str, rev: str, no_commit: bool) -> None:
+def rollback(ctx: click.Context, ref: str, rev: str, force: bool, no_commit: bool) -> None:
     """Restore a memory as it was at REV, as a new commit."""
-    memory = _open(ctx).rollback(ref, rev, commit=not no_commit)
+    memory = _open(ctx).rollback(ref, rev, commit=not no_commit, force=force)
     click.echo(f"rolled back {memory.id} to {rev}" if memory else f"{ref} is already as it was at {rev}; nothing to do", err=True)
 
 
@@ -489,6 +491,27 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     for key, value in info.items():
         click.echo(f"{key + ':':<18} {value}")
+    if info.get("interrupted_change"):
+        click.echo("a memgit change did not finish: 'memgit finish' commits it, 'memgit abandon' undoes it", err=True)
+
+
+@cli.command()
+@click.pass_context
+def finish(ctx: click.Context) -> None:
+    """Commit the change a memgit command left unfinished (killed, or its commit refused)."""
+    if _open(ctx).finish() is None:  # when there was one, memgit's warning said what became of it
+        click.echo("nothing to finish", err=True)
+
+
+@cli.command()
+@click.pass_context
+def abandon(ctx: click.Context) -> None:
+    """Undo the change a memgit command left unfinished: its files back as before, nothing staged."""
+    done = _open(ctx).abandon()
+    if done is None:
+        click.echo("nothing to abandon", err=True)
+    else:
+        click.echo(f"abandoned {done.summary}: {len(done.restored)} file(s) put back", err=True)
 
 
 def _names(values: Sequence[str]) -> list[str]:

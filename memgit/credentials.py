@@ -50,12 +50,13 @@ from dataclasses import field as _field
 from typing import TYPE_CHECKING
 
 from memgit import secret_words
+from memgit.errors import MemgitError
 from memgit.vendor_tokens import PRIVATE_KEY, TOKENS, is_placeholder
 
 if TYPE_CHECKING:
     from memgit.memory import Memory
 
-__all__ = ["SecretMatch", "find_in_memory", "find_secrets"]
+__all__ = ["SecretMatch", "find_in_memory", "find_secrets", "refuse_secrets"]
 
 
 @dataclass(frozen=True)
@@ -428,3 +429,14 @@ def _looks_random(value: str) -> bool:
 def _redact(secret: str) -> str:
     """Enough of the start to find it again, never enough to use it."""
     return secret[: min(4, len(secret) // 4)] + "…"
+
+
+def refuse_secrets(memory: Memory) -> None:
+    """Raise `MemgitError` naming the first likely secret in any field of `memory`."""
+    found = find_in_memory(memory)
+    if found:
+        first = found[0]
+        raise MemgitError(
+            f"this looks like a secret in {first.where} ({first.pattern}: {first.excerpt}); "
+            "memories are pushed to remotes, so it was not saved. Remove it, or use --allow-secret"
+        )

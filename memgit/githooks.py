@@ -204,12 +204,18 @@ def sync(start: Path) -> None:
 
 
 def pre_commit(start: Path, out: Callable[[str], None]) -> int:
-    """Lint the staged memory files; 1 when a staged file under the memory folder adds a
-    likely secret (unless allowed) or is over the size limit (`memgit.gate`)."""
+    """Lint the staged memory files; 1 when the commit would take staged files of a memgit
+    change that did not finish, or a staged file under the memory folder adds a likely secret
+    (unless allowed) or is over the size limit (`memgit.gate`)."""
     from memgit.gate import check_commit
+    from memgit.writer import commit_refusal
 
-    return check_commit(gitrepo.require(start), ".memory", out,
-                        allow_secret=os.environ.get("MEMGIT_ALLOW_SECRET") == "1")
+    repo = gitrepo.require(start)
+    refusal = commit_refusal(repo)  # staged files of a memgit change that did not finish
+    if refusal:
+        out(refusal)
+        return 1
+    return check_commit(repo, ".memory", out, allow_secret=os.environ.get("MEMGIT_ALLOW_SECRET") == "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 import os
+import posixpath
 import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
-from memgit.errors import MemgitError, NotStaged
+from memgit.errors import MemgitError, NotCommitted, NotStaged
 
 LOCK_RETRY_SECONDS = 15.0
 #: Up to this many paths are given to git in argv; more go through a pathspec file on stdin.
@@ -205,12 +206,16 @@ def _execute(repo: Repo, args: list[str], stdin: bytes | None = None) -> tuple[i
         return status, out, err
 
 
-def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool = False) -> str | None:
+def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool = False,
+           index_before: dict[str, str | None] | None = None) -> str | None:
     """Commit exactly `paths` (added, changed or deleted), whatever else is staged.
 
     Returns the new commit's sha, or None when staging only or when nothing changed.
-    The repository's hooks run as for any commit; if one rejects it, the change stays in the
-    working tree (and staged) and the error says so.
+    The repository's hooks run as for any commit. If the commit is not made (a hook rejects
+    it, git fails, memgit is interrupted by an exception), git's index is put back as it was
+    for these paths — nothing of the change is left staged for the user's next commit — and
+    the error says why; the files stay written in the working tree. `index_before` is that
+    state when the caller knows it from earlier (`index_entries`; an interrupted change).
     """
     rel = [os.path.relpath(p, repo.root) for p in paths]
     # A few paths go in argv (git answers `commit --only -- path` about twice as fast as from a
@@ -221,14 +226,26 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
     if len(rel) > ARGV_PATHS:
         pathspec = b"\0".join(os.fsencode(r) for r in rel)
         spec = ["--pathspec-from-file=-", "--pathspec-file-nul"]
+    before = index_before if index_before is not None else index_entries(repo, rel)
     status, _, err = _execute(repo, ["add", "--all", *spec], stdin=pathspec)
-    if status != 0:
+    if status != 0:  # git add changes the index all at once or not at all
         raise NotStaged(f"git add failed: {err.strip()}")
     if stage_only:
         return None
+    try:
+        return _commit_staged(repo, rel, spec, pathspec, message)
+    except BaseException:
+        restore_index(repo, before)
+        raise
+
+
+def _commit_staged(repo: Repo, rel: list[str], spec: list[str], pathspec: bytes | None, message: str) -> str | None:
     # `--only` commits these paths' working-tree state and leaves the user's other staged
-    # work staged and uncommitted.
-    status, out, err = _execute(repo, ["commit", "--only", "--quiet", "-m", message, *spec], stdin=pathspec)
+    # work staged and uncommitted. The message goes in a file: a reflect of hundreds of
+    # proposals does not fit in one argument (E2BIG), and stdin may carry the paths.
+    with _message_file(repo, message) as message_path:
+        status, out, err = _execute(repo, ["commit", "--only", "--quiet", "-F", str(message_path),
+                                           *spec], stdin=pathspec)
     if status != 0 and ("nothing to commit" in out + err or "nothing added to commit" in out + err):
         return None  # the files already say this
     if status != 0:
@@ -237,22 +254,95 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
         if "user.email" in err or "user.name" in err or "Author identity unknown" in err:
             reason = "git does not know who you are: set user.name and user.email (git config)"
         shown = ", ".join(rel[:3]) + (f" and {len(rel) - 3} more" if len(rel) > 3 else "")
-        raise MemgitError(
-            f"the commit was not made ({reason}); the change is in the working tree and staged "
-            f"({shown}): commit it yourself, or fix the cause and run the command again"
+        raise NotCommitted(
+            f"the commit was not made ({reason}); the change is written in the working tree ({shown}) "
+            "but not staged"
         )
     _, sha, _ = _execute(repo, ["rev-parse", "HEAD"])
     _, changed, _ = _execute(repo, ["diff-tree", "--root", "--no-commit-id", "--name-only", "-r", "-z", "HEAD"])
     extra = sorted(set(filter(None, changed.split("\0"))) - set(r.replace(os.sep, "/") for r in rel))
     if extra:
         # A hook staged other files (lint-staged style) into memgit's commit: undo the commit,
-        # keep everything in the working tree and index, and say so.
+        # keep everything in the working tree, and say so (the caller unstages memgit's files).
         _execute(repo, ["reset", "--soft", "HEAD~1"] if _has_parent(repo) else ["update-ref", "-d", "HEAD"])
-        raise MemgitError(
+        raise NotCommitted(
             f"a commit hook added files memgit did not change ({', '.join(extra[:5])}) to the memory "
-            "commit, so memgit undid that commit; your work and the memory are staged — commit them yourself"
+            "commit, so memgit undid that commit; what the hook staged is still staged"
         )
     return sha.strip()
+
+
+@contextmanager
+def _message_file(repo: Repo, message: str) -> Iterator[Path]:
+    """A commit message in a file of the git dir (local; removed once git has read it)."""
+    folder = repo.git_dir / "memgit"
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix="commit-message-", suffix=".txt", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(message.encode("utf-8"))
+        yield Path(name)
+    finally:
+        os.unlink(name)
+
+
+def index_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
+    """git's index entries (`mode sha stage`) of these paths (from the root), None where the
+    index has none: what `restore_index` puts back."""
+    entries: dict[str, str | None] = {r.replace(os.sep, "/"): None for r in rel}
+    if not entries:
+        return entries
+    # ls-files takes no pathspec file: ask for the few folders that hold the paths.
+    status, out, err = _execute(repo, ["ls-files", "--stage", "-z", "--", *_folders(entries)])
+    if status != 0:
+        raise MemgitError(f"git ls-files failed: {err.strip()}")
+    for line in out.split("\0"):
+        info, _, path = line.partition("\t")
+        if path in entries:
+            entries[path] = info
+    return entries
+
+
+def _folders(paths: Iterable[str]) -> list[str]:
+    return sorted({posixpath.dirname(p) or "." for p in paths})
+
+
+def restore_index(repo: Repo, entries: dict[str, str | None]) -> None:
+    """Put git's index entries of these paths back as `index_entries` read them (the working
+    tree is not touched). Best effort: it runs on the way out of a failure."""
+    zero = "0" * 40
+    lines = [f"0 {zero}\t{path}" for path in entries]  # drop whatever is there now…
+    lines += [f"{info}\t{path}" for path, info in entries.items() if info]  # …then put back what was
+    _execute(repo, ["update-index", "-z", "--index-info"], stdin="\0".join(lines).encode("utf-8") + b"\0")
+
+
+def head_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
+    """HEAD's entries (`mode sha 0`) of these paths (from the root), None where HEAD has none:
+    the index of a clean work tree, for `restore_index`."""
+    entries: dict[str, str | None] = {r.replace(os.sep, "/"): None for r in rel}
+    status, out, _ = _execute(repo, ["ls-tree", "-r", "-z", "HEAD", "--", *entries] if entries else ["version"])
+    for line in out.split("\0") if status == 0 and entries else ():
+        info, _, path = line.partition("\t")
+        mode, _, rest = info.partition(" ")
+        sha = rest.partition(" ")[2]
+        if path in entries:
+            entries[path] = f"{mode} {sha} 0"
+    return entries
+
+
+def staged_changes(repo: Repo, rel: Sequence[str]) -> list[str]:
+    """Those of these paths (from the root) whose staged state differs from HEAD: what the next
+    `git commit` would take (added, changed or deleted)."""
+    wanted = {r.replace(os.sep, "/") for r in rel}
+    if not wanted:
+        return []
+    head = "HEAD" if _run(["rev-parse", "--verify", "--quiet", "HEAD"], repo.root).returncode == 0 else EMPTY_TREE
+    result = _run(["-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--name-only", "-z", head,
+                   "--", *_folders(wanted)], repo.root)
+    return [p for p in result.stdout.split("\0") if p in wanted] if result.returncode == 0 else []
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 def _has_parent(repo: Repo) -> bool:
@@ -418,7 +508,8 @@ def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[
                     blob = git("hash-object", "-w", "--stdin", data=content)
                     git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
             tree = git("write-tree")
-            parent = git("commit-tree", tree, "-p", parent, "-m", message)
+            # The message on stdin: hundreds of proposals do not fit in one argument (E2BIG).
+            parent = git("commit-tree", tree, "-p", parent, "-F", "-", data=message.encode("utf-8"))
             shas.append(parent)
         git("update-ref", f"refs/heads/{branch}", parent, "0" * 40)
     return shas

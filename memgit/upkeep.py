@@ -182,12 +182,22 @@ def _commits(mem: Memgit, reflection: Reflection, split: bool) -> list[tuple[str
     ]
 
 
+#: A commit message describes this many proposals, then counts the rest: a message of every
+#: one of a few hundred proposals is unreadable in `git log` (and once broke git's argv).
+MESSAGE_PROPOSALS = 20
+MESSAGE_EVIDENCE = 3
+
+
 def _describe(proposals: Sequence[Proposal]) -> str:
     lines = []
-    for p in proposals:
+    for p in proposals[:MESSAGE_PROPOSALS]:
         lines.append(f"- {p.kind} {', '.join(p.ids)}: {p.what}")
         lines.append(f"  why: {p.reason}")
-        lines.extend(f"  evidence: {item}" for item in p.evidence)
+        lines.extend(f"  evidence: {item}" for item in p.evidence[:MESSAGE_EVIDENCE])
+        if len(p.evidence) > MESSAGE_EVIDENCE:
+            lines.append(f"  evidence: … and {len(p.evidence) - MESSAGE_EVIDENCE} more")
+    if len(proposals) > MESSAGE_PROPOSALS:
+        lines.append(f"… and {len(proposals) - MESSAGE_PROPOSALS} more (the diff shows each change)")
     return "\n".join(lines) + "\n"
 
 

@@ -3,13 +3,15 @@
 Every write verb goes through a `Writer`: it refuses early when there is nowhere to commit,
 takes the repository's write lock (with a timeout), first finishes whatever change set a
 killed command left half-written, then lands the new change set as one commit (or one
-staged change).
+staged change). `finish` and `abandon` settle an unfinished change on request, and
+`commit_refusal` is what git's pre-commit hook says while one has files staged.
 """
 
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -54,10 +56,11 @@ class Writer:
             raise MemgitError(busy)
         return self._repo
 
-    def commit(self, paths: Sequence[Path], message: str, commit: bool) -> str | None:
+    def commit(self, paths: Sequence[Path], message: str, commit: bool,
+               index_before: changeset.IndexEntries | None = None) -> str | None:
         """Commit (or with `commit=False` stage) exactly `paths`."""
         repo = self.repo()
-        sha = gitrepo.commit(repo, paths, message, stage_only=not commit)
+        sha = gitrepo.commit(repo, paths, message, stage_only=not commit, index_before=index_before)
         if sha and gitrepo.detached(repo):
             self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
         return sha
@@ -85,28 +88,110 @@ class Writer:
             return None  # no repository; or a write is running (it holds the lock), not interrupted
         return changeset.pending(self.journal(), self._store().kinds, clean=False)
 
-    def recover(self) -> None:
-        """Finish a change set a killed command left half-written (under the write lock)."""
+    def recover(self) -> Settled | None:
+        """Finish a change set a killed command (or a refused commit) left unfinished (under the
+        write lock)."""
+        found = self._found()
+        if found is None:
+            return None
+        try:
+            sha, left = changeset.finish(found, self.commit)
+        except MemgitError as exc:
+            raise type(exc)(f"memgit could not finish an interrupted change {found.summary}: {exc}") from None
+        done = f"committed {sha[:10]}" if sha else "nothing left to commit"
+        self.warn(f"finished an interrupted change {found.summary}: {done}")
+        for rel in left:
+            self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
+        return Settled(found.summary, sha, (), tuple(left))
+
+    def _found(self) -> changeset.Pending | None:
+        """The unfinished change set (under the write lock), its leftover temporary files removed."""
         journal = self.journal()
         for tmp in journal.parent.glob(f".{journal.name}.*.tmp"):
             tmp.unlink(missing_ok=True)  # a journal that was never complete: nothing was touched
         found = changeset.pending(journal, self._store().kinds)
         if found is None:
-            return
+            return None
         for folder in {found.change.store.path_of(rel).parent for rel in found.change.ops}:
             for tmp in folder.glob(".tmp-*.md"):
                 tmp.unlink(missing_ok=True)  # half-written files of the interrupted command
-        sha, left = changeset.finish(found, self.commit)
-        done = f"committed {sha[:10]}" if sha else "nothing left to commit"
-        self.warn(f"finished an interrupted change {found.summary}: {done}")
-        for rel in left:
-            self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
+        return found
+
+    def finish(self) -> Settled | None:
+        """Complete the unfinished change set now (`memgit finish`); None when there is none."""
+        repo = self.repo()
+        with gitrepo.write_lock(repo):
+            return self.recover()
+
+    def abandon(self) -> Settled | None:
+        """Undo the unfinished change set (`memgit abandon`): each file back to its content
+        before the change (or removed, when it was new), and git's index entries of those
+        paths as they were; files changed by hand since are left alone. None when there is none."""
+        repo = self.repo()
+        with gitrepo.write_lock(repo):
+            found = self._found()
+            if found is None:
+                return None
+            store = found.change.store
+
+            def from_root(rel: str) -> str:
+                return Path(os.path.relpath(store.path_of(rel), repo.root)).as_posix()
+
+            def committed(rel: str) -> bytes | None:
+                return gitrepo.show(repo, "HEAD", from_root(rel))
+
+            restored, left = changeset.abandon(found, committed)
+            # The index as it was before the change (a journal without that record, from an
+            # older memgit: HEAD's entries, nothing staged), but for files left alone.
+            kept = [from_root(rel) for rel in found.change.ops if rel not in left]
+            before = found.change.index if found.change.index is not None else gitrepo.head_entries(repo, kept)
+            gitrepo.restore_index(repo, {path: before.get(path) for path in kept})
+            for rel in left:
+                self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
+            return Settled(found.summary, None, tuple(restored), tuple(left))
+
+    def delete(self, memory: Memory, message: str, commit: bool, force: bool) -> None:
+        """Delete a memory's file as one commit (`forget --hard`; call inside `writing()`).
+        Refused when the file has changes not committed, unless `force`."""
+        if not force:
+            self.keep_uncommitted(lambda: memory.path, "deleting it")
+        repo, store = self.repo(), self._store()
+        path = store.path_of(memory.path)
+        if not gitrepo.committed(repo, path):
+            staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
+            store.delete(memory.path)
+            if staged:
+                gitrepo.commit(repo, [path], "", stage_only=True)
+            self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
+            return
+        change = self.change(message, commit)
+        change.delete(memory.path)
+        self.land(change)
+
+    def keep_uncommitted(self, rel: Callable[[], str], verb: str) -> None:
+        """Refuse to `verb` a memory (its file is `rel()`) whose file has changes git does not
+        hold (staged or not), as `git rm` does: they would be lost without a trace."""
+        repo = self.repo()
+        try:
+            path = self._store().path_of(rel())
+        except MemgitError:
+            return  # no such memory now (deleted): no file whose changes could be lost
+        if gitrepo.committed(repo, path) and gitrepo.dirty(repo, path):
+            shown = os.path.relpath(path, repo.root)
+            raise MemgitError(
+                f"{shown} has changes that are not committed, and {verb} would lose them: commit them "
+                f"first to keep them in history (git commit {shown}), or use --force to drop them"
+            )
 
     def change(self, message: str, commit: bool = True) -> changeset.ChangeSet:
         return changeset.ChangeSet(self._store(), message, commit)
 
     def land(self, change: changeset.ChangeSet) -> str | None:
         """Write and commit a change set as one (call inside `writing()`)."""
+        if change and self._repo is not None:
+            root = self._repo.root
+            change.index = gitrepo.index_entries(
+                self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
         return change.land(self.journal(), self.commit)
 
     def text_of(self, memory: Memory) -> str:
@@ -114,6 +199,37 @@ class Writer:
         text = fmt.dump(memory)
         fmt.parse(text, memory.path, self._store().kinds)
         return text
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An unfinished change finished (`sha`: its commit, if one was needed) or abandoned
+    (`restored`: the files put back); `left`: files changed by hand since, left alone."""
+
+    summary: str
+    sha: str | None
+    restored: tuple[str, ...]
+    left: tuple[str, ...]
+
+
+def commit_refusal(repo: gitrepo.Repo) -> str | None:
+    """Why a user's `git commit` must wait (git's pre-commit hook), or None: the commit would
+    take files staged by a memgit change that did not finish (a killed import). Its other
+    files would be missing, and the change would ride along with unrelated work unseen."""
+    journal = repo.git_dir / "memgit" / changeset.JOURNAL_NAME
+    if not journal.exists() or gitrepo.writing_now(repo):
+        return None  # nothing unfinished; or memgit is committing it right now (its own commit)
+    found = changeset.pending(journal, fmt.KINDS, clean=False)
+    if found is None:
+        return None
+    rels = [os.path.relpath(found.change.store.path_of(rel), repo.root) for rel in found.change.ops]
+    staged = gitrepo.staged_changes(repo, rels)
+    if not staged:
+        return None
+    shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
+    return (f"memgit: commit refused: {len(staged)} staged file(s) ({shown}) belong to a memgit change that did not "
+            f"finish, {found.summary}.\nmemgit: run 'memgit finish' to commit it on its own (then commit again), "
+            "or 'memgit abandon' to undo it; 'git commit --no-verify' commits anyway")
 
 
 def check_fields(kinds: Sequence[str], **fields: object) -> None:

@@ -130,12 +130,12 @@ def test_a_file_edited_by_hand_after_the_kill_is_left_alone(repo: Path, mem: mem
     change.write("b.md", "---\nid: b\ntitle: B\n---\n")
     change._save(mem.writer.journal())
     (repo / ".memory" / "a.md").write_text("---\nid: a\ntitle: A by hand\n---\n")
-    assert mem.status()["interrupted_change"] == "'memory: import 2 memories' (2 file(s))"
+    assert mem.status()["interrupted_change"] == "'memory: import 2 memories' (2 file(s): a.md, b.md)"
 
     messages: list[str] = []
     again = memgit.open(repo, warn=messages.append)
     again.remember("something else")
-    assert "finished an interrupted change 'memory: import 2 memories' (2 file(s)): committed" in messages[0]
+    assert "finished an interrupted change 'memory: import 2 memories' (2 file(s): a.md, b.md): committed" in messages[0]
     assert messages[1] == "left a.md as it is: it was changed by hand after the interruption"
     assert (repo / ".memory" / "a.md").read_text() == "---\nid: a\ntitle: A by hand\n---\n"
     assert git(repo, "ls-files", ".memory/b.md").strip() == ".memory/b.md"

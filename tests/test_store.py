@@ -211,9 +211,10 @@ def test_commit_rejected_by_hook_keeps_the_file(mem, repo: Path) -> None:  # typ
     hook.parent.mkdir(exist_ok=True)
     hook.write_text("#!/bin/sh\necho 'no commits today' >&2\nexit 1\n")
     hook.chmod(0o755)
-    with pytest.raises(MemgitError, match="the commit was not made.*the change is in the working tree"):
+    with pytest.raises(MemgitError, match="the commit was not made.*the change is written in the working tree"):
         mem.remember("kept despite the hook")
     assert [m.title for m in mem.list()] == ["kept despite the hook"]
+    assert git(repo, "diff", "--cached", "--name-only") == ""  # nothing left staged for the user's next commit
 
 
 def test_not_a_repository_and_no_store(tmp_path: Path, repo: Path) -> None:
@@ -296,7 +297,7 @@ def test_rerun_after_a_rejected_commit_commits_the_pending_file(mem, repo: Path)
         mem.remember("pending memory")
     (repo / ".git" / "hooks" / "pre-commit").unlink()
     again = mem.remember("pending memory")
-    assert not again.created and again.commit
+    assert not again.created  # the kept change was finished (committed) first
     assert log(repo)[0] == 'memory: add "pending memory"'
     assert git(repo, "status", "--porcelain") == ""
 
