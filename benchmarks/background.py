@@ -52,8 +52,8 @@ def make_repo(root: Path, env: dict[str, str]) -> None:
 
 
 def pull(root: Path, env: dict[str, str], n: int) -> None:
-    from memgit.memory import Memory
-    from memgit.store import Store
+    from memgit.memory.format import Memory
+    from memgit.store.folder import Store
 
     store = Store(root / ".memory")
     for i in range(n):

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
 
 import memgit  # noqa: E402
-from memgit import transcripts  # noqa: E402
-from memgit.extract import extract  # noqa: E402
+from memgit.agents import transcripts  # noqa: E402
+from memgit.capture.extract import extract  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "transcripts"
 

@@ -44,7 +44,8 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("MEMGIT_INDEX_EMBEDDER", "none")
     import memgit
-    from memgit import githooks, gitrepo
+    from memgit.git import hooks as githooks
+    from memgit.git import repo as gitrepo
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import shutil
 import os
+import shutil
 import statistics
 import subprocess
 import sys

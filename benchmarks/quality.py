@@ -233,7 +233,7 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
         log(f"{name}: WARNING vectors are off: {status.get('vectors_reason')}")
 
     try:  # search the channels with the query exactly as recall() does
-        from memgit.recall import clean_query as clean
+        from memgit.recall.recall import clean_query as clean
     except ImportError:
         def clean(text: str) -> str:
             return text

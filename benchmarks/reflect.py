@@ -73,7 +73,7 @@ def make_repo(folder: Path, records: list[dict], env: dict[str, str]) -> Path:
 
 def larger(set_dir: Path, records: list[dict], size: int, seed: int = 7) -> list[dict]:
     """Real memories of every set beside dupes-pytest, then stand-ins up to `size`."""
-    from memgit.duplicates import sentences
+    from memgit.reflect.duplicates import sentences
 
     out: list[dict] = []
     for memories in sorted(set_dir.parent.glob("*/memories.jsonl")):
@@ -147,8 +147,8 @@ def main() -> None:
         memgit_cli(repo, "reindex", env=env)
 
     import memgit
-    from memgit import upkeep
-    from memgit.duplicates import Detector
+    from memgit.reflect import upkeep
+    from memgit.reflect.duplicates import Detector
 
     mem = memgit.open(repo, warn=lambda m: None)
     started = time.perf_counter()

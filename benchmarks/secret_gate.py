@@ -104,7 +104,7 @@ def load_corpus(path: Path = CORPUS) -> list[Case]:
 
 
 def memgit_detector() -> Callable[[str], bool]:
-    from memgit.credentials import find_secrets
+    from memgit.memory.credentials import find_secrets
 
     return lambda text: bool(find_secrets(text))
 

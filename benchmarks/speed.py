@@ -257,7 +257,7 @@ def git(repo: Path, *args: str) -> None:
 def make_repo(repo: Path, n: int, memories: list[dict]) -> dict[str, str]:
     """Write the files directly and commit them once; returns id -> file name."""
     from memgit.config import DEFAULT_TOML
-    from memgit.memory import Memory, check, file_name
+    from memgit.memory.format import Memory, check, file_name
 
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
@@ -513,7 +513,7 @@ def measure_remember(repo: Path, runs: int) -> dict:
     The baseline is what any tool committing one new file pays: `git add` + `git commit
     --only` of one file, run the way memgit runs them. memgit's own share is the difference.
     """
-    from memgit import gitrepo
+    from memgit.git import repo as gitrepo
 
     in_git = [0.0]
 

@@ -58,7 +58,7 @@ class StandInEmbedder:
 
     def _real(self) -> Any:
         if self._model is None:
-            from memgit.embedders import load_embedder
+            from memgit.index.embedders import load_embedder
 
             self._model = load_embedder("minilm")
         return self._model

@@ -17,17 +17,17 @@ from memgit.errors import MemgitError
 
 if TYPE_CHECKING:
     from memgit.api import Memgit, open
-    from memgit.memory import Memory, Problem
-    from memgit.recall import Hit
+    from memgit.memory.format import Memory, Problem
+    from memgit.recall.recall import Hit
 
 __all__ = ["Hit", "Memgit", "MemgitError", "Memory", "Problem", "open"]
 
 _LAZY = {
     "open": "memgit.api",
     "Memgit": "memgit.api",
-    "Memory": "memgit.memory",
-    "Problem": "memgit.memory",
-    "Hit": "memgit.recall",
+    "Memory": "memgit.memory.format",
+    "Problem": "memgit.memory.format",
+    "Hit": "memgit.recall.recall",
 }
 
 

@@ -15,23 +15,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
-from memgit import gitrepo, lookup, patch
-from memgit.history import Change, changes_of, path_in_history
-from memgit import memory as fmt
 from memgit.errors import MemgitError
-from memgit.memory import Memory, Problem
+from memgit.git import repo as gitrepo
+from memgit.memory import format as fmt
+from memgit.memory import patch
+from memgit.memory.format import Memory, Problem
+from memgit.memory.trust import sort as sort_supersedes
+from memgit.recall import lookup
 from memgit.session import MEMORY_DIR, Session, index_path
-from memgit.store import Store, refuse_outside
-from memgit.trust import sort as sort_supersedes
-from memgit.writer import Settled, Writer, check_fields
+from memgit.store.folder import Store, refuse_outside
+from memgit.store.history import Change, changes_of, path_in_history
+from memgit.store.writer import Settled, Writer, check_fields
 
 if TYPE_CHECKING:
-    from memgit.index import Index, SyncReport
-    from memgit.transfer import ImportReport
-    from memgit.inject import Injection
-    from memgit.memdiff import MemoryChange, Review
-    from memgit.recall import Hit
-    from memgit.upkeep import Outcome
+    from memgit.git.memdiff import MemoryChange, Review
+    from memgit.index.index import Index, SyncReport
+    from memgit.recall.inject import Injection
+    from memgit.recall.recall import Hit
+    from memgit.reflect.upkeep import Outcome
+    from memgit.store.transfer import ImportReport
 
 Warn = Callable[[str], None]
 
@@ -160,7 +162,7 @@ class Memgit:
             if created:
                 self.memory_dir.mkdir(parents=True, exist_ok=True)
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
-            from memgit import mergesetup
+            from memgit.git import mergesetup
 
             attributes = mergesetup.write_attributes(repo, self.memory_dir)
             mergesetup.configure(repo)
@@ -390,7 +392,7 @@ class Memgit:
         Returns None when the memory is already exactly as it was at `to`. Refused when its
         file has changes not committed, unless `force`."""
         self._require_store()
-        from memgit.history import rollback
+        from memgit.store.history import rollback
 
         with self.writer.writing():
             memories = self.store.load().memories
@@ -416,7 +418,7 @@ class Memgit:
         """Everything a revision range changes under the memory folder: its memory changes and
         every other file (`config.toml` setting by setting). See `memgit.memdiff`."""
         self._require_store()
-        from memgit.memdiff import review
+        from memgit.git.memdiff import review
 
         repo = self.repo or self.writer.repo()
         return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
@@ -425,7 +427,7 @@ class Memgit:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self._require_store()
-        from memgit import lint
+        from memgit.store import lint
 
         return lint.lint(self.store, self.writer, fix=fix, commit=commit)
 
@@ -452,7 +454,7 @@ class Memgit:
         self._require_store()
         with self.writer.writing():
             existing = self._current()
-            from memgit import transfer
+            from memgit.store import transfer
 
             memories, report = transfer.plan_import(
                 lines,
@@ -469,7 +471,7 @@ class Memgit:
 
     def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> Any:
         """Memories a session transcript suggests (`memgit.capture.Proposal`); writes nothing."""
-        from memgit.capture import propose
+        from memgit.capture.capture import propose
 
         return propose(self, Path(transcript), llm_cmd=llm_cmd)
 
@@ -503,7 +505,7 @@ class Memgit:
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
         `session` leaves out what memgit already gave that agent session.
         """
-        from memgit import recall as recall_mod
+        from memgit.recall import recall as recall_mod
 
         k = self.config.recall_k if k is None else k
         skip = set(self._known(session))
@@ -540,7 +542,7 @@ class Memgit:
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
         why it is empty."""
-        from memgit.inject import HEADER, fit
+        from memgit.recall.inject import HEADER, fit
 
         c = self.config
         k = c.inject_k if k is None else k
@@ -551,14 +553,14 @@ class Memgit:
         hits = self.recall(query, k, task_id=task_id, kinds=kinds, min_score=floor, record=False)
         given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
         if record and self.repo is not None:
-            from memgit.recall import record_recall
+            from memgit.recall.recall import record_recall
 
             record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
                           warn=self.warn)
         return given
 
     def _known(self, session: str | None) -> builtins.list[str]:
-        from memgit import known
+        from memgit.agents import known
 
         state = known.load(self.repo.git_dir, session) if session and self.repo is not None else None
         return state.known if state is not None else []
@@ -568,14 +570,14 @@ class Memgit:
     def checkpoint(self, *, intent: str | None = None, task_id: str | None = None, session: str | None = None,
                    commit: bool = False) -> Memory:
         """Save the current task's state as a checkpoint memory (staged unless `commit`)."""
-        from memgit import checkpoint
+        from memgit.agents import checkpoint
 
         return checkpoint.save(self, intent=intent, task=task_id, session=session, commit=commit)
 
     def resume(self, *, task_id: str | None = None, budget: int | None = None,
                session: str | None = None) -> "Injection":
         """What an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
-        from memgit import briefing
+        from memgit.agents import briefing
 
         return briefing.resume(self, task=task_id, budget=budget, known=self._known(session))
 
@@ -600,19 +602,19 @@ class Memgit:
         (commits on a new branch from HEAD; the working tree is left alone). `only` and
         `exclude` narrow it to kinds of proposal (`memgit.reflect.CATEGORIES`) and memories.
         """
-        from memgit import upkeep
+        from memgit.reflect import upkeep
 
         return upkeep.reflect(self, only=only, exclude=exclude, apply=apply, split=split, branch=branch, now=now)
 
     def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
         """Record that a recalled memory was used, ignored or wrong (local, never committed)."""
-        from memgit import upkeep
+        from memgit.reflect import upkeep
 
         return upkeep.feedback(self, ref, verdict, session)
 
     def stats(self, *, since: str | None = None) -> dict[str, Any]:
         """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""
-        from memgit import upkeep
+        from memgit.reflect import upkeep
 
         return upkeep.stats(self, since)
 
@@ -628,7 +630,7 @@ class Memgit:
             info["untracked_files"] = sum(1 for rel in gitrepo.untracked(self.repo, self.memory_dir) if rel in indexed)
             interrupted = self.writer.interrupted()
             info["interrupted_change"] = interrupted.summary if interrupted else None
-            from memgit.mergesetup import state
+            from memgit.git.mergesetup import state
 
             info["merge_driver"] = state(self.repo, self.memory_dir)
         if info.get("last_sync"):
@@ -641,6 +643,6 @@ def _short(title: str, limit: int = 60) -> str:
 
 
 def _refuse_secrets(memory: Memory) -> None:
-    from memgit.credentials import refuse_secrets  # write paths only: recall need not pay for it
+    from memgit.memory.credentials import refuse_secrets  # write paths only: recall need not pay for it
 
     refuse_secrets(memory)

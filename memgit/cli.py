@@ -17,7 +17,7 @@ from memgit.errors import MemgitError
 
 if TYPE_CHECKING:
     from memgit.api import Memgit
-    from memgit.memory import Memory
+    from memgit.memory.format import Memory
 
 
 class _Group(click.Group):
@@ -145,7 +145,7 @@ def remember(
     """Save a memory (text from the argument, --file, stdin, or --edit) as one commit."""
     draft = None
     if use_editor:
-        from memgit.template import strip_template, template
+        from memgit.memory.template import strip_template, template
 
         draft = click.edit(template(kind), extension=".md")
         if draft is None:
@@ -204,13 +204,13 @@ def _keeping(draft: str | None) -> Iterator[None]:
     except MemgitError as exc:
         if draft is None:
             raise
-        from memgit.template import save_draft
+        from memgit.memory.template import save_draft
 
         raise MemgitError(f"{exc} (what you wrote is kept in {save_draft(draft)})") from None
 
 
 def _show_text(mem: "Memgit", memory: "Memory") -> str:
-    from memgit.memory import dump
+    from memgit.memory.format import dump
 
     return f"# {mem.rel_path(memory)}\n" + dump(memory)
 
@@ -273,7 +273,7 @@ def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, enti
         memory = mem.update(ref, commit=not no_commit, allow_secret=allow_secret, **changes)
         click.echo(f"edited {memory.id}", err=True)
         return
-    from memgit.memory import dump
+    from memgit.memory.format import dump
 
     memory = mem.get(ref)
     edited = click.edit(dump(memory), extension=".md")
@@ -450,7 +450,7 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
                       include_archived=include_archived, session=session)
     reason = "nothing relevant found"
     if budget is not None:
-        from memgit.inject import fit
+        from memgit.recall.inject import fit
 
         fitted = fit(hits, budget)
         hits, reason = list(fitted.hits), fitted.reason or reason

@@ -19,7 +19,7 @@ def _cli():  # type: ignore[no-untyped-def]
 
 
 def _root(ctx: click.Context) -> Path:
-    from memgit.gitrepo import require
+    from memgit.git.repo import require
 
     return require(Path(ctx.find_root().obj.get("path", ".")).resolve()).root
 
@@ -41,7 +41,7 @@ def hooks() -> None:
 def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: bool, dry_run: bool) -> None:
     """Add memgit's hooks to TARGET (claude, codex: merged into their settings; git: its hooks
     folder, a hook already there kept and run first, and the merge driver)."""
-    from memgit import agenthooks
+    from memgit.agents import agenthooks
 
     if target == "git":
         _git_hooks(ctx, "install", dry_run)
@@ -49,7 +49,7 @@ def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: boo
     plan = agenthooks.target(target).install(_root(ctx), user=user, prompts=prompts)
     _finish(plan, dry_run, f"installed memgit's {target} hooks in {plan.path}")
     if mcp:
-        from memgit import mcpsetup
+        from memgit.agents import mcpsetup
 
         server = mcpsetup.plan(target, _root(ctx), user=user)
         _finish(server, dry_run, f"registered memgit's MCP server in {server.path}")
@@ -63,14 +63,14 @@ def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: boo
 def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> None:
     """Remove exactly the hooks 'memgit hooks install' added to TARGET (git: the hooks it
     chained are put back as they were)."""
-    from memgit import agenthooks
+    from memgit.agents import agenthooks
 
     if target == "git":
         _git_hooks(ctx, "uninstall", dry_run)
         return
     plan = agenthooks.target(target).uninstall(_root(ctx), user=user)
     _finish(plan, dry_run, f"removed memgit's {target} hooks from {plan.path}")
-    from memgit import mcpsetup
+    from memgit.agents import mcpsetup
 
     server = mcpsetup.plan(target, _root(ctx), user=user, remove=True) if not (user and target == "claude") else None
     if server is not None and server.changed:
@@ -78,8 +78,8 @@ def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> Non
 
 
 def _git_hooks(ctx: click.Context, action: str, dry_run: bool) -> None:
-    from memgit import githooks
-    from memgit.gitrepo import require
+    from memgit.git import hooks as githooks
+    from memgit.git.repo import require
 
     repo = require(_root(ctx))
     if dry_run:
@@ -94,7 +94,7 @@ def _git_hooks(ctx: click.Context, action: str, dry_run: bool) -> None:
 
 
 def _finish(plan, dry_run: bool, done: str) -> None:  # type: ignore[no-untyped-def]
-    from memgit import agenthooks
+    from memgit.agents import agenthooks
 
     if dry_run:
         click.echo(plan.diff, nl=False)
@@ -113,16 +113,16 @@ def _finish(plan, dry_run: bool, done: str) -> None:  # type: ignore[no-untyped-
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Which agents have memgit's hooks, where, and whether their command runs."""
-    from memgit import agenthooks
+    from memgit.agents import agenthooks
 
     root = _root(ctx)
     rows = [row for t in agenthooks.TARGETS.values() for row in t.status(root)]
-    from memgit.gitrepo import require
+    from memgit.git.repo import require
 
     log = require(root).git_dir / "memgit" / "hooks.log"
     last = log.read_text(encoding="utf-8", errors="replace").splitlines()[-1:] if log.exists() else []
     if as_json:
-        from memgit import githooks
+        from memgit.git import hooks as githooks
 
         git_rows = [{"name": h.name, "state": h.state, "path": str(h.path)} for h in githooks.status(require(root))]
         _cli()._json({"targets": rows, "git": git_rows, "last_failure": last[0] if last else None})
@@ -133,7 +133,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for key in ("problem", "note"):
             if row.get(key):
                 click.echo(f"        {key}: {row[key]}")
-    from memgit import githooks
+    from memgit.git import hooks as githooks
 
     for hook in githooks.status(require(root)):
         click.echo(f"{'git':<7}{'repo':<8}{hook.name}: {hook.state}  ({hook.path})")

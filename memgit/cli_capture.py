@@ -37,7 +37,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     --apply nothing is written: the proposal is printed as a diff of the memory files plus a
     summary. Secrets are redacted, and what the store already knows is left out.
     """
-    from memgit import captures
+    from memgit.capture import captures
     from memgit.cli import _json, _open
 
     obj = ctx.find_root().obj or {}
@@ -70,7 +70,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         if (transcript is None) == (last is None):
             raise click.UsageError("give a transcript PATH or --last claude|codex")
         if last is not None:
-            from memgit.sessionfiles import newest
+            from memgit.agents.sessionfiles import newest
 
             transcript = str(newest(last, mem.writer.repo().root))
             click.echo(f"memgit: capturing {transcript}", err=True)

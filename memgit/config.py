@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from memgit.errors import MemgitError
-from memgit.memory import KINDS
+from memgit.memory.format import KINDS
 
 CONFIG_NAME = "config.toml"
 

@@ -1,158 +1,33 @@
-"""Embedding in the background: vectors catch up without anyone running `memgit reindex`.
-
-A recall embeds at most `AUTO_EMBED_MAX` pending memories itself (about 2 s). After a
-`git pull` of hundreds of memories it starts this job instead and says once on stderr that
-recall answers from keywords and anchors for those memories meanwhile. The job:
-
-- is a real process (`python -I -m memgit.embedjob <index.db> <embedder>`), detached: its
-  own session, no terminal, stdin/stdout/stderr on /dev/null, so the recall that started
-  it returns at once and a hook's process group can end without taking it along;
-- runs once per index: it holds an exclusive `flock` on `embed.lock` (next to the index, in
-  the git dir) for its whole life and writes its pid there; a second job exits at once. The
-  git hooks' sync after a pull takes the same lock (`hold`) while it embeds, so whichever of
-  the two starts second leaves the embedding to the first;
-- runs at low priority (`os.nice`) and embeds in batches of `EMBED_BATCH`, committing
-  each, so a kill loses at most one batch and the next job continues from there;
-- exits when nothing is pending;
-- fails open: any error is one line in `embed.log` (next to the index) and an exit, never
-  an error in a recall; after a failure no job starts for `RETRY_SECONDS`.
-
-`-I` keeps the current folder (a repository someone cloned) off `sys.path`; the job gets
-the starting process's `sys.path` instead (`MEMGIT_EMBED_SYSPATH`), so an embedder plug-in
-the recall could import, the job can import too.
-"""
+"""The background embedding job's process, by the name it is started with: `python -I -m
+memgit.embedjob DB EMBEDDER` (`memgit.index.embedjob.start`). It embeds every pending memory of
+one index, holding the index's embed lock, and fails open into `embed.log`."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
-#: After a failed job, recalls start no new one for this long (a broken embedder would
-#: otherwise fail again on every call).
-RETRY_SECONDS = 600.0
-NICE = 10
-SYSPATH_ENV = "MEMGIT_EMBED_SYSPATH"
-
-
-def lock_path(db_path: Path) -> Path:
-    """`embed.lock` for `index.db`, `embed-<hash>.lock` for `index-<hash>.db`."""
-    return db_path.parent / f"embed{db_path.stem.removeprefix('index')}.lock"
-
-
-def log_path(db_path: Path) -> Path:
-    return db_path.parent / "embed.log"
-
-
-def _failed_path(db_path: Path) -> Path:
-    return lock_path(db_path).with_suffix(".failed")
-
-
-def running(db_path: Path) -> int | None:
-    """The pid of the job embedding for this index, or None when none runs."""
-    try:
-        import fcntl
-    except ImportError:  # no flock here: no job was ever started either
-        return None
-    try:
-        with open(lock_path(db_path), "r") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:  # held: a job runs
-                handle.seek(0)
-                text = handle.read().strip()
-                return int(text) if text.isdigit() else -1
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    except OSError:
-        return None
-    return None
-
-
-def start(db_path: Path, embedder_name: str) -> str:
-    """Start the job for this index unless it runs. Returns "started", "running", or
-    "failed" (a recent failure, or the process could not start: see `embed.log`).
-    Never raises: a recall must not fail because vectors cannot catch up."""
-    try:
-        return _start(db_path, embedder_name)
-    except Exception as exc:  # no fcntl on this platform, an odd file system...: fail open
-        _log(db_path, f"could not start the embedding job: {exc!r}")
-        return "failed"
-
-
-def _start(db_path: Path, embedder_name: str) -> str:
-    if running(db_path) is not None:
-        return "running"
-    try:
-        if time.time() - os.stat(_failed_path(db_path)).st_mtime < RETRY_SECONDS:
-            return "failed"
-    except OSError:
-        pass
-    paths = [os.path.abspath(p) for p in sys.path if p]
-    env = {**os.environ, SYSPATH_ENV: os.pathsep.join(paths)}
-    try:
-        subprocess.Popen(
-            [sys.executable, "-I", "-m", "memgit.embedjob", str(db_path), embedder_name],
-            cwd=db_path.parent,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError as exc:
-        _log(db_path, f"could not start the embedding job: {exc}")
-        return "failed"
-    return "started"
-
-
-@contextmanager
-def hold(db_path: Path) -> Iterator[bool]:
-    """Take the index's embedding lock for the block: True when this process embeds, False
-    when another (a job, a hook's sync) already does and this one should leave it the work."""
-    import fcntl
-
-    lock_path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path(db_path), "a+") as lock:
-        for attempt in range(5):
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                # Another embeds, or `running()` is looking (it holds the lock for microseconds).
-                if attempt == 4:
-                    yield False
-                    return
-                time.sleep(0.02)
-        lock.truncate(0)
-        lock.write(str(os.getpid()))
-        lock.flush()
-        try:
-            yield True
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+from memgit.index import embedjob
 
 
 def run(db_path: Path, embedder_name: str) -> int:
     """Embed every pending memory of the index at `db_path`; returns how many (0 when another
     process embeds for this index already)."""
-    with hold(db_path) as mine:
+    with embedjob.hold(db_path) as mine:
         return _embed(db_path, embedder_name) if mine else 0
 
 
 def _embed(db_path: Path, embedder_name: str) -> int:
     try:
-        os.nice(NICE)
+        os.nice(embedjob.NICE)
     except OSError:
         pass
     if not db_path.is_file():
         return 0  # the index was deleted: the next recall rebuilds it and starts again
-    from memgit.db import Database
-    from memgit.vectors import Vectors
+    from memgit.index.db import Database
+    from memgit.index.vectors import Vectors
 
     db = Database(db_path, lambda message: None)  # what goes wrong is raised below
     vectors = Vectors(db, embedder_name)
@@ -174,18 +49,9 @@ def _embed(db_path: Path, embedder_name: str) -> int:
     return total
 
 
-def _log(db_path: Path, message: str) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    try:
-        with open(log_path(db_path), "a", encoding="utf-8") as log:
-            log.write(f"{stamp} {message}\n")
-    except OSError:
-        pass  # nowhere to say it: failing open means saying nothing
-
-
 def main(argv: list[str]) -> int:
     db_path, name = Path(argv[0]), argv[1]
-    for path in reversed(os.environ.get(SYSPATH_ENV, "").split(os.pathsep)):
+    for path in reversed(os.environ.get(embedjob.SYSPATH_ENV, "").split(os.pathsep)):
         if path and path not in sys.path:
             sys.path.insert(0, path)
     started = time.monotonic()
@@ -193,15 +59,15 @@ def main(argv: list[str]) -> int:
         done = run(db_path, name)
     except BaseException as exc:  # fail open: one line, exit 0
         message = " ".join(str(exc).split()) or type(exc).__name__
-        _log(db_path, f"embedding in the background failed (embedder {name}): {message}")
+        embedjob.log(db_path, f"embedding in the background failed (embedder {name}): {message}")
         try:
-            _failed_path(db_path).touch()
+            embedjob.failed_path(db_path).touch()
         except OSError:
             pass
         return 0
     if done:
-        _failed_path(db_path).unlink(missing_ok=True)
-        _log(db_path, f"embedded {done} memories in the background in {time.monotonic() - started:.1f} s")
+        embedjob.failed_path(db_path).unlink(missing_ok=True)
+        embedjob.log(db_path, f"embedded {done} memories in the background in {time.monotonic() - started:.1f} s")
     return 0
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
 
 from memgit.errors import MemgitError
-from memgit.trust import proposed
+from memgit.memory.trust import proposed
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -80,7 +80,7 @@ def build(mem: "Memgit") -> "MCPServer":
         hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived)
         reason = "nothing relevant found" if not hits else None
         if budget is not None:
-            from memgit.inject import fit
+            from memgit.recall.inject import fit
 
             fitted = fit(hits, budget)
             hits, reason = list(fitted.hits), fitted.reason or reason

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from memgit import config as config_mod
-from memgit import gitrepo
-from memgit.store import Store
+from memgit.git import repo as gitrepo
+from memgit.store.folder import Store
 
 if TYPE_CHECKING:
-    from memgit.gitrepo import Repo
-    from memgit.index import Index
+    from memgit.git.repo import Repo
+    from memgit.index.index import Index
 
 MEMORY_DIR = ".memory"
 Warn = Callable[[str], None]
@@ -92,7 +92,7 @@ class Session:
         config = self.config  # first: a changed config closes an index opened with the old one
         with self._lock:
             if self._index is None:
-                from memgit.index import Index
+                from memgit.index.index import Index
 
                 self._index = Index(
                     index_path(self.memory_dir, self.repo),

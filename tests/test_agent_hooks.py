@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit.memory import count_tokens
+from memgit.memory.format import count_tokens
 
 from .conftest import git
 
@@ -262,7 +262,7 @@ def test_fails_open_without_memory_or_repository(repo: Path, tmp_path: Path) -> 
 
 
 def test_a_held_lock_does_not_block_the_hook(project: Path, tmp_path: Path) -> None:
-    from memgit import gitrepo
+    from memgit.git import repo as gitrepo
 
     transcript = transcript_for("claude", project, tmp_path)
     mem = memgit.open(project, warn=lambda message: None)
@@ -330,7 +330,7 @@ def test_checkpoint_keeps_credentials_out_and_refuses_an_empty_one(project: Path
         )
         + "\n"
     )
-    from memgit import checkpoint
+    from memgit.agents import checkpoint
 
     made = checkpoint.write(mem, task="T-1", transcript=str(transcript))
     assert made.body.startswith("**Intent:** trigger the deploy build") and "Zq8vK2mN4pR7sT1w" not in made.body

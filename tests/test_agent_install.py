@@ -88,7 +88,7 @@ def test_project_settings_are_the_same_on_every_machine_and_harmless_without_mem
     import dataclasses
     import subprocess
 
-    from memgit import agenthooks, mcpsetup
+    from memgit.agents import agenthooks, mcpsetup
 
     assert run("-C", str(repo), "hooks", "install", "claude", "--mcp").exit_code == 0
     assert run("-C", str(repo), "hooks", "install", "codex", "--mcp").exit_code == 0

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memgit.anchors import extract_anchors, normalize_anchor, query_anchors
+from memgit.memory.anchors import extract_anchors, normalize_anchor, query_anchors
 
 
 @pytest.mark.parametrize(

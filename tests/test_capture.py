@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memgit import transcripts
+from memgit.agents import transcripts
+from memgit.capture.extract import extract
 from memgit.cli import cli
-from memgit.extract import extract
 
 from .conftest import ROOT, git
 
@@ -404,9 +404,9 @@ def test_usage_errors(store: Path) -> None:
 
 
 def test_restatements_found_by_reflects_duplicate_detector() -> None:
-    from memgit.capture import _detected
-    from memgit.extract import Candidate
-    from memgit.memory import Memory
+    from memgit.capture.capture import _detected
+    from memgit.capture.extract import Candidate
+    from memgit.memory.format import Memory
 
     store = [Memory(id="m-1", title="Format code with ruff format; black is not used here"),
              Memory(id="m-2", title="parse_config returns a tuple (path, Config)",

@@ -122,7 +122,7 @@ def test_a_reused_id_with_another_text_is_still_refused(mem: memgit.Memgit) -> N
 
 
 def test_a_file_edited_by_hand_after_the_kill_is_left_alone(repo: Path, mem: memgit.Memgit, tmp_path: Path) -> None:
-    from memgit import changeset
+    from memgit.store import changeset
 
     # The state a kill leaves: the journal saved, one of two files written.
     change = mem.writer.change("memory: import 2 memories")
@@ -169,7 +169,7 @@ def test_the_write_lock_times_out_with_a_clear_message(repo: Path, mem: memgit.M
 
 
 def test_a_lock_timeout_that_is_not_a_number_of_seconds_gets_the_default() -> None:
-    from memgit.gitrepo import LOCK_TIMEOUT_SECONDS, lock_timeout
+    from memgit.git.repo import LOCK_TIMEOUT_SECONDS, lock_timeout
 
     assert lock_timeout("2.5") == 2.5 and lock_timeout("0") == 0
     for bad in ("nan", "inf", "-1", "soon", None):

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from memgit import memory as fmt
 from memgit.config import Config
-from memgit.fts import query_terms, segment
-from memgit.index import Index
-from memgit.recall import recall
-from memgit.store import Store
+from memgit.index.fts import query_terms, segment
+from memgit.index.index import Index
+from memgit.memory import format as fmt
+from memgit.recall.recall import recall
+from memgit.store.folder import Store
 
 DATA = Path(__file__).parent / "data" / "cjk"
 RECALL_AT_5_FLOOR = 0.85

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit import memory as fmt
+from memgit.memory import format as fmt
 
 from .conftest import git
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memgit.credentials import SecretMatch, find_secrets
+from memgit.memory.credentials import SecretMatch, find_secrets
 
 # Built from pieces so that this file does not itself look like it holds secrets.
 GITHUB = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memgit.db import Database
 from memgit.errors import MemgitError
+from memgit.index.db import Database
 
 
 def opened(path: Path | None, warnings: list[str]) -> Database:

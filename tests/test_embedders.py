@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memgit.embedders import (
+from memgit.errors import MemgitError
+from memgit.index.embedders import (
     Embedder,
     MiniLMEmbedder,
     embedder_available,
     load_embedder,
 )
-from memgit.errors import MemgitError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +71,7 @@ def test_batch_preserves_order_and_matches_single(minilm: Embedder) -> None:
 
 
 def test_checksum_mismatch_raises(tmp_path: Path, minilm: Embedder) -> None:
-    from memgit.embedders import _minilm_model_path
+    from memgit.index.embedders import _minilm_model_path
 
     source = _minilm_model_path()
     assert source is not None
@@ -85,7 +85,7 @@ def test_checksum_mismatch_raises(tmp_path: Path, minilm: Embedder) -> None:
 
 
 def test_onnx_path_embedder_gives_same_vectors(minilm: Embedder) -> None:
-    from memgit.embedders import TOKENIZER_PATH, _minilm_model_path
+    from memgit.index.embedders import TOKENIZER_PATH, _minilm_model_path
 
     other = load_embedder(f"onnx:{_minilm_model_path()}", tokenizer=TOKENIZER_PATH)
     assert other is not None and other.dim == 384 and other.id.startswith("onnx-8199be6f699a")
@@ -131,10 +131,10 @@ def test_none_and_unknown_names() -> None:
 
 def test_import_is_lazy() -> None:
     code = (
-        "import sys, memgit.embedders\n"
+        "import sys, memgit.index.embedders\n"
         "heavy = {'numpy', 'onnxruntime', 'tokenizers'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
-        "ok, why = memgit.embedders.embedder_available('minilm')\n"
+        "ok, why = memgit.index.embedders.embedder_available('minilm')\n"
         "heavy = {'numpy', 'onnxruntime', 'tokenizers'} & set(sys.modules)\n"
         "assert ok and not heavy, (why, heavy)\n"
     )
@@ -142,7 +142,7 @@ def test_import_is_lazy() -> None:
 
 
 def test_quick_start_gives_the_same_vectors_and_switches_for_batches() -> None:
-    from memgit.embedders import MiniLMEmbedder
+    from memgit.index.embedders import MiniLMEmbedder
 
     quick = MiniLMEmbedder(quick_start=True)
     full = MiniLMEmbedder(quick_start=False)

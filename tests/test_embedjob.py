@@ -21,8 +21,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-from memgit.memory import Memory
-from memgit.store import Store
+from memgit.memory.format import Memory
+from memgit.store.folder import Store
 
 from .conftest import ROOT, git
 

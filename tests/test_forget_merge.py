@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit import memory as fmt
+from memgit.memory import format as fmt
 
 from .conftest import git
 

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit import githooks, gitrepo
+from memgit import githooks as hook_entry
 from memgit.errors import MemgitError
+from memgit.git import hooks as githooks
+from memgit.git import repo as gitrepo
 
 from .conftest import git
 
@@ -146,7 +148,7 @@ def test_post_merge_brings_the_index_up_to_date(repo: Path, mem: memgit.Memgit) 
     git(repo, "merge", "--no-edit", "feature")
     # What the detached hook process runs, run here to see its effect.
     subprocess.run([sys.executable, "-m", "memgit.githooks", "sync"], cwd=repo, check=True)
-    assert githooks.main(["sync"]) == 0
+    assert hook_entry.main(["sync"]) == 0
     assert [h.id for h in mem.recall("ingest queue drained")] == [added.id]
 
 

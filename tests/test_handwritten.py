@@ -115,8 +115,8 @@ def test_the_cli_shows_and_lists_them_and_warns_about_the_binary_file_every_time
 
 
 def test_memgit_writes_stay_strict(store: Path) -> None:
-    from memgit import memory as fmt
     from memgit.errors import MemgitError
+    from memgit.memory import format as fmt
 
     for name in ("naive-time.md", "confidence-high.md", "unknown-kind.md", "conflict-front.md"):
         with pytest.raises(MemgitError):

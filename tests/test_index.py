@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import memgit.changes as changes_mod
-import memgit.vectors as vectors_mod
-from memgit import sqlite as sq
+import memgit.index.changes as changes_mod
+import memgit.index.vectors as vectors_mod
 from memgit.errors import MemgitError
-from memgit.index import Index
-from memgit.memory import Memory
-from memgit.store import Store
+from memgit.index import sqlite as sq
+from memgit.index.index import Index
+from memgit.memory.format import Memory
+from memgit.store.folder import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -681,9 +681,9 @@ WORKER = r"""
 import sys, time, random
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from memgit.index import Index
-from memgit.store import Store
-from memgit.memory import Memory
+from memgit.index.index import Index
+from memgit.store.folder import Store
+from memgit.memory.format import Memory
 folder, db, me = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 store = Store(folder)
 index = Index(db, store, "none", warn=lambda m: None)

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 import memgit
 from memgit.cli import cli
-from memgit.memory import count_tokens
+from memgit.memory.format import count_tokens
 
 
 def _store(repo: Path) -> memgit.Memgit:

@@ -131,7 +131,7 @@ def test_a_writing_thread_and_recalling_threads_share_one_store(  # type: ignore
 
 def test_an_embedder_that_failed_to_load_is_tried_again_later(repo: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import memgit.vectors as vectors_mod
+    import memgit.index.vectors as vectors_mod
 
     gate = tmp_path / "gate"
     gate.mkdir()

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memgit import memory as fmt
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory import format as fmt
+from memgit.memory.format import Memory
 
 from .conftest import EXAMPLE
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit import memory as fmt
-from memgit.memory import Memory
-from memgit.mergedriver import merge_texts
+from memgit.git.mergedriver import merge_texts
+from memgit.memory import format as fmt
+from memgit.memory.format import Memory
 
 from .conftest import git
 
@@ -263,7 +263,7 @@ def test_a_hand_written_file_keeps_its_comments() -> None:
 
 
 def test_bad_inputs_never_lose_a_side(tmp_path: Path) -> None:
-    from memgit.mergedriver import main
+    from memgit.git.mergedriver import main
 
     start = fmt.dump(base_memory())
     crlf = merge_texts(start.replace("\n", "\r\n"), start.replace("\n", "\r\n").replace("tags:", "tags:\r\n- new"),

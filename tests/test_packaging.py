@@ -30,7 +30,7 @@ def test_wheel_carries_templates_and_tokenizer(tmp_path: Path) -> None:
 
 
 def test_template_is_found(tmp_path: Path) -> None:
-    from memgit.template import template
+    from memgit.memory.template import template
 
     assert "Kind: decision" in template("decision")
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memgit import memory as fmt
-from memgit.patch import patch
+from memgit.memory import format as fmt
+from memgit.memory.patch import patch
 
 from .conftest import git
 

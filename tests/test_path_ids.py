@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 import memgit
-from memgit import memory as fmt
 from memgit.cli import cli
+from memgit.memory import format as fmt
 
 from .conftest import git
 

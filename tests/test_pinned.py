@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memgit import memory as fmt
+from memgit.memory import format as fmt
 
 
 def test_pinned_round_trips_and_is_left_out_when_false() -> None:

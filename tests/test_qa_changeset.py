@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit import gitrepo
 from memgit.errors import MemgitError
+from memgit.git import repo as gitrepo
 
 from .conftest import git
 

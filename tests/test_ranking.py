@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memgit.errors import MemgitError
-from memgit.ranking import CHANNELS, Channels, Ranked, Weights, apply_floor, fuse
+from memgit.index.ranking import CHANNELS, Channels, Ranked, Weights, apply_floor, fuse
 
 ids = st.sampled_from([f"m{i}" for i in range(12)])
 strength = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from memgit.config import Config
-from memgit.embedders import embedder_available
 from memgit.errors import MemgitError
-from memgit.index import Index
-from memgit.memory import Memory, count_tokens
-from memgit.inject import format_markdown, render_hit
-from memgit.recall import Hit, recall, record_recall
-from memgit.store import Store
+from memgit.index.embedders import embedder_available
+from memgit.index.index import Index
+from memgit.memory.format import Memory, count_tokens
+from memgit.recall.inject import format_markdown, render_hit
+from memgit.recall.recall import Hit, recall, record_recall
+from memgit.store.folder import Store
 
 CONFIG = Config()
 

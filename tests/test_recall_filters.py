@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import memgit
-import memgit.channels as channels
+import memgit.index.channels as channels
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -95,7 +95,7 @@ def test_superseded_memories_are_recalled_only_with_archived(store: tuple[Path, 
 def test_a_version_3_index_gains_the_superseding_index_in_place(store: tuple[Path, memgit.Memgit]) -> None:
     import sqlite3
 
-    from memgit import sqlite as sq
+    from memgit.index import sqlite as sq
 
     folder, mem = store
     write(folder, "kept", "A memory with a vector", "Embedded once [cos 0.7].")

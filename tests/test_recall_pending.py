@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import memgit
-from memgit.vectors import AUTO_EMBED_MAX
+from memgit.index.vectors import AUTO_EMBED_MAX
 
 DIAL = re.compile(r"\[cos ([0-9.]+)\]")
 

@@ -12,8 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from memgit.credentials import find_secrets
-from memgit.vendor_tokens import TOKENS, is_placeholder
+from memgit.memory.credentials import find_secrets
+from memgit.memory.vendor_tokens import TOKENS, is_placeholder
 
 from .conftest import ROOT
 

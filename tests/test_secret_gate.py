@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgit.cli import cli
-from memgit.credentials import SecretMatch, find_in_memory, find_secrets
 from memgit.errors import MemgitError
-from memgit.memory import Memory
+from memgit.memory.credentials import SecretMatch, find_in_memory, find_secrets
+from memgit.memory.format import Memory
 
 # Built from pieces so that this file does not itself hold a token a scanner would block.
 GITHUB = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit import memory as fmt
 from memgit.errors import MemgitError
+from memgit.memory import format as fmt
 
 from .conftest import git
 
@@ -413,7 +413,7 @@ def test_lint_fix_with_other_fences(mem, repo: Path) -> None:  # type: ignore[no
 
 
 def test_edit_text_refuses_when_the_memory_changed_meanwhile(mem) -> None:  # type: ignore[no-untyped-def]
-    from memgit.memory import dump
+    from memgit.memory.format import dump
 
     m = mem.remember("edited twice").memory
     mem.update(m.id, confidence=0.5)  # another agent, while $EDITOR is open

@@ -16,11 +16,11 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-import memgit.channels as channels
-from memgit import sqlite as sq
-from memgit.index import Index
-from memgit.memory import Memory
-from memgit.store import Store
+import memgit.index.channels as channels
+from memgit.index import sqlite as sq
+from memgit.index.index import Index
+from memgit.memory.format import Memory
+from memgit.store.folder import Store
 
 
 class ClusterEmbedder:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memgit import warm
+from memgit.index import warm
 
 
 def test_no_server_means_none_at_once() -> None:
@@ -28,7 +28,7 @@ def test_stale_socket_file_is_ignored(tmp_path: Path) -> None:
 
 def test_server_serves_the_same_vectors_and_checks_the_model_id(tmp_path: Path) -> None:
     np = pytest.importorskip("numpy")
-    from memgit.embedders import load_embedder
+    from memgit.index.embedders import load_embedder
 
     env = {**os.environ, "MEMGIT_WARM_IDLE": "30"}
     server = subprocess.Popen([sys.executable, "-m", "memgit.warm", "minilm"], env=env)

@@ -1,0 +1,1 @@
+"""Agents: their transcripts and sessions, checkpoints, briefings, hand-off, hooks and MCP setup."""

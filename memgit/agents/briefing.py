@@ -1,0 +1,151 @@
+"""What an agent is given when a session starts, after a compaction, and with a prompt.
+
+- Session start: pinned memories first, then the task's latest checkpoint, then the
+  memories most relevant to the repository's state (the branch and the files changed since
+  the default branch), all within one budget (the `[inject]` budget, 600 tokens).
+- After a compaction: the task's latest checkpoint first, then relevant memories.
+- With a prompt: the memories relevant to it above the floor.
+
+Memories the session already holds (`memgit.known`) are never given twice; the text never
+exceeds the agents' 10,000-character cap for hook output.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from memgit.agents import checkpoint, repostate
+from memgit.recall.inject import HEADER, Injection, fit
+from memgit.recall.recall import Hit
+
+if TYPE_CHECKING:
+    from memgit.memory.format import Memory
+
+MAX_CHARS = 9_500  # the agents cap hook output at 10,000 characters
+
+#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
+Memgit = Any
+
+
+def _hit(mem: "Memgit", memory: "Memory") -> Hit:
+    return Hit(memory.id, memory.title, 1.0, 1.0, {}, mem.rel_path(memory), memory)
+
+
+def _capped(given: Injection) -> Injection:
+    while given.parts and len(given.text) > MAX_CHARS:
+        given = Injection(given.hits[:-1], given.parts[:-1], given.tokens, given.header, given.left_out + 1)
+    return given
+
+
+def state_queries(mem: "Memgit") -> list[str]:
+    """Queries for the repository's current state: the branch's words, and the files changed
+    since the default branch (asked apart: many paths in one query would drown the branch)."""
+    if mem.repo is None:
+        return []
+    root = mem.repo.root
+    branch = repostate.branch(root) or ""
+    base = repostate.git(root, "merge-base", "HEAD", repostate.default_branch(root)).strip() or None
+    files = [c.path for c in repostate.changed_since(root, base)[:15]]
+    words = branch.replace("/", " ").replace("-", " ").replace("_", " ")
+    return [q for q in (words.strip(), " ".join(files)) if q]
+
+
+def _pinned_and_checkpoints(mem: "Memgit", task: str | None) -> list["Memory"]:
+    """Active pinned memories and the task's checkpoints, newest first, straight from the
+    index (reading all memories costs ~50 ms at 1k: a hook at session start cannot spare it)."""
+    index = mem.index
+    index.sync(embed="none")
+    # `pinned` is kept in the extra column (see memgit.index): a LIKE narrows, the parse decides.
+    ids = index.db.guard(
+        lambda: [
+            row[0]
+            for row in index.conn.execute(
+                "SELECT id FROM memories WHERE status = 'active' AND (extra LIKE '%\"pinned\": true%' "
+                "OR (kind = 'checkpoint' AND task_id IS ?))",
+                (task,),
+            ).fetchall()
+        ]
+    )
+    found = [m for m in index.memories(ids).values() if m.pinned or m.kind == "checkpoint"]
+    return sorted(found, key=lambda m: (m.updated or m.created or "", m.id), reverse=True)
+
+
+def session_start(
+    mem: "Memgit",
+    *,
+    task: str | None,
+    known: Sequence[str] = (),
+    budget: int | None = None,
+    compact: bool = False,
+) -> Injection:
+    """Pinned memories (not after a compaction: they are in the compacted summary's place
+    too, so they come after the checkpoint), the latest checkpoint, then relevant ones."""
+    c = mem.config
+    budget = c.inject_budget if budget is None else budget
+    everything = _pinned_and_checkpoints(mem, task)
+    pinned = [m for m in everything if m.pinned]
+    point = checkpoint.latest(mem, task, [m for m in everything if m.kind == "checkpoint"]) if task else None
+    first = ([point] if point else []) + pinned if compact else pinned + ([point] if point else [])
+    skip = set(known)
+    chosen = [_hit(mem, m) for m in first if m.id not in skip]
+    queries = ([point.title] if point is not None else []) + state_queries(mem)
+    taken = skip | {h.id for h in chosen}
+    found: dict[str, Hit] = {}
+    for query in queries:
+        for hit in mem.recall(
+            query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False
+        ):
+            if hit.id not in taken and hit.memory.kind != "checkpoint":
+                found.setdefault(hit.id, hit)
+    chosen += sorted(found.values(), key=lambda h: -h.relevance)[: c.inject_k]
+    if point is not None and chosen and chosen[0].id == point.id:
+        # A resumed task needs its whole checkpoint more than a third memory: up to 2/3 of the budget.
+        lead = fit(chosen[:1], budget, max(c.inject_per_memory, budget * 2 // 3), 1, header=HEADER)
+        rest = fit(chosen[1:], budget - lead.tokens - 1, c.inject_per_memory, len(chosen) - 1)
+        return _capped(
+            Injection(
+                lead.hits + rest.hits,
+                lead.parts + rest.parts,
+                lead.tokens + rest.tokens + 1,
+                HEADER,
+                rest.left_out,
+                lead.reason,
+            )
+        )
+    return _capped(fit(chosen, budget, c.inject_per_memory, len(chosen), header=HEADER))
+
+
+def for_prompt(
+    mem: "Memgit", prompt: str, *, task: str | None, known: Sequence[str] = (), budget: int | None = None
+) -> Injection:
+    """Memories relevant to `prompt`, above the floor, that the session does not hold yet."""
+    c = mem.config
+    skip = set(known)
+    hits = mem.recall(
+        prompt, c.inject_k + len(skip), task_id=task, min_score=c.inject_min_score, record=False
+    )
+    fresh = [h for h in hits if h.id not in skip][: c.inject_k]
+    return _capped(
+        fit(
+            fresh,
+            c.inject_budget if budget is None else budget,
+            c.inject_per_memory,
+            c.inject_k,
+            header=HEADER,
+        )
+    )
+
+
+def resume(
+    mem: "Memgit", *, task: str | None, budget: int | None = None, known: Sequence[str] = ()
+) -> Injection:
+    """`memgit resume`: the task's latest checkpoint first (the task as `memgit.taskid`
+    decides it), then memories relevant to it and to the repository's state."""
+    from memgit.agents import taskid
+
+    if mem.repo is not None:
+        task = taskid.task_for(mem.repo.root, explicit=task)
+    given = session_start(mem, task=task, known=known, budget=budget, compact=True)
+    if not given.parts and not given.reason:
+        given = Injection((), (), 0, reason=f"no checkpoint and nothing relevant for task {task}")
+    return given

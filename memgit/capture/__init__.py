@@ -1,0 +1,1 @@
+"""Capture: memories proposed from a finished agent session, shown and applied."""

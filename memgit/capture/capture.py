@@ -1,0 +1,252 @@
+"""Turn a finished session into proposed memories: read, extract, clean, deduplicate, show.
+
+`propose` writes nothing: it returns a `Proposal` (the memory files it would add, as a diff,
+and why other candidates were left out). `apply` writes them through the change set, staged
+and not committed (the user commits them with their work), or commits them on a new branch
+without touching the current one. The session-end hook calls `from_hook`, which keeps the
+proposal under `<git-dir>/memgit/capture/` for `memgit capture --pending` and never fails
+loudly.
+
+Cleaning, in order: secrets are redacted with a marker (a candidate that is mostly a secret is
+dropped), an optional `--llm-cmd` may rewrite or veto candidates, then candidates the store
+already knows are dropped — exactly the same text (the index's `same_text`), the same thing in
+other words (the duplicate detector `memgit reflect` uses, `memgit.duplicates`), or most of the
+candidate's words already in one memory (a conservative overlap check for a short restatement
+of a longer note). A restated
+memory is logged to `<git-dir>/memgit/restated.jsonl` when the proposal is applied or kept:
+the user had to explain it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memgit.agents import transcripts
+from memgit.capture.extract import Candidate, extract, fit
+from memgit.errors import MemgitError
+from memgit.git import repo as gitrepo
+from memgit.memory import format as fmt
+from memgit.memory.credentials import find_secrets
+from memgit.memory.format import Memory
+
+MARKER = "[secret redacted]"
+NEAR_DUPLICATE = 0.8  # share of a candidate's words already in one memory
+LLM_TIMEOUT = 120
+
+
+@dataclass
+class Proposal:
+    """What capturing a transcript would add, and what it left out and why."""
+
+    id: str
+    transcript: str
+    format: str
+    session_id: str
+    lines: int
+    skipped: int
+    candidates: list[Candidate]
+    memories: list[Memory] = field(default_factory=list)  # one per candidate, with path and id
+    known: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, existing id)
+    dropped: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, reason)
+    redacted: int = 0
+
+    def to_dict(self, mem: Any = None) -> dict[str, Any]:
+        def entry(c: Candidate, m: Memory | None) -> dict[str, Any]:
+            out = c.to_dict()
+            if m is not None:
+                out["id"], out["path"] = m.id, mem.rel_path(m) if mem is not None else m.path
+            return out
+
+        return {"id": self.id, "transcript": self.transcript, "format": self.format,
+                "session_id": self.session_id, "lines": self.lines, "skipped_lines": self.skipped,
+                "candidates": [entry(c, m) for c, m in zip(self.candidates, self.memories)],
+                "known": [dict(c.to_dict(), duplicate_of=mid) for c, mid in self.known],
+                "dropped": [dict(c.to_dict(), reason=why) for c, why in self.dropped],
+                "redacted": self.redacted}
+
+
+def propose(mem: Any, path: str | Path, *, llm_cmd: str | None = None) -> Proposal:
+    """The memories the transcript at `path` suggests; nothing is written."""
+    mem._require_store()
+    transcript = transcripts.read(path)
+    repo = mem.repo
+    git_files: list[str] = []
+    if repo is not None and transcript.started and transcript.ended:
+        git_files = [f for f in gitrepo.changed_between(repo, transcript.started, transcript.ended)
+                     if not f.startswith(".memory/")]
+    found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files)
+    digest = hashlib.sha1(f"{transcript.session_id or Path(path).resolve()}".encode()).hexdigest()[:8]
+    proposal = Proposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,
+                        transcript.skipped, [])
+    clean = _redact_all(found, proposal)
+    if llm_cmd:
+        clean = [fit(c) for c in _redact_all(_ask_llm(llm_cmd, clean, str(path), proposal), proposal)]
+    plan(mem, proposal, clean)
+    return proposal
+
+
+def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
+    """Drop what the store already knows; give the rest ids and file names."""
+    existing = [m for m in mem.list() if m.active]
+    index = mem._synced()
+    taken: set[str] = set()
+    ids: set[str] = {m.id for m in existing}
+    proposal.candidates, proposal.memories = [], []
+    kept: list[Candidate] = []
+    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    twins = _detected(existing, candidates)
+    for number, candidate in enumerate(candidates):
+        key = fmt.normalized_text(candidate.title, candidate.body)
+        same = (index.same_text(candidate.title, candidate.body) if index is not None
+                else [m for m in existing if fmt.normalized_text(m.title, m.body) == key])
+        twin = same[0].id if same else twins.get(number) or _near(candidate, existing)
+        if twin is not None:
+            proposal.known.append((candidate, twin))
+            continue
+        if any(_overlap(candidate, other.title + "\n" + other.body) >= NEAR_DUPLICATE for other in kept):
+            proposal.dropped.append((candidate, "said twice in the session"))
+            continue
+        kept.append(candidate)
+        # The same proposal gets the same ids when shown and when applied, unless taken.
+        stable = "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
+        memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title,
+                        body=candidate.body, kind=candidate.kind,
+                        confidence=candidate.confidence, source=candidate.source,
+                        task_id=(proposal.session_id or None) if candidate.kind == "summary" else None,
+                        created=stamp, updated=stamp, tags=candidate.tags, files=candidate.files,
+                        symbols=candidate.symbols)
+        ids.add(memory.id)
+        rel = mem.store.new_path(memory, taken)
+        taken.add(rel)
+        proposal.candidates.append(candidate)
+        proposal.memories.append(replace(memory, path=rel))
+
+
+# -- duplicates ------------------------------------------------------------------------------
+
+_STOP = set("a an the to of in on for and or is are be it its this that we use with by as at here "
+            "repo repository project codebase remember that please always never don't do not no it's".split())
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/]*|[\u4e00-\u9fff]")
+
+
+def _detected(existing: list[Memory], candidates: list[Candidate]) -> dict[int, str]:
+    """Candidate number → the memory reflect's duplicate detector pairs it with (words only:
+    a candidate has no vector yet). One detector over the store and the candidates."""
+    if not existing or not candidates:
+        return {}
+    from memgit.reflect.duplicates import Detector
+
+    probes = {f"capture-candidate-{n}": n for n in range(len(candidates))}
+    memories = [Memory(id=pid, title=c.title, body=c.body, kind=c.kind, files=c.files, symbols=c.symbols)
+                for pid, c in zip(probes, candidates)]
+    known = {m.id for m in existing}
+    found: dict[int, str] = {}
+    for pair in Detector([*existing, *memories]).duplicates(list(probes)):
+        for probe, other in ((pair.a, pair.b), (pair.b, pair.a)):
+            if probe in probes and other in known:
+                found[probes[probe]] = other
+    return found
+
+
+def _words(text: str) -> set[str]:
+    words = [w.strip(".-/").casefold() for w in _WORD.findall(text)]
+    cjk = [w for w in words if "\u4e00" <= w <= "\u9fff"]
+    grams = {a + b for a, b in zip(cjk, cjk[1:])}  # Chinese has no spaces: character pairs
+    return {w for w in words if w and w not in _STOP and not ("\u4e00" <= w <= "\u9fff")} | grams
+
+
+def _overlap(candidate: Candidate, text: str) -> float:
+    mine = _words(candidate.title + "\n" + candidate.body)
+    if len(mine) < 2:
+        return 0.0
+    return len(mine & _words(text)) / len(mine)
+
+
+def _near(candidate: Candidate, existing: list[Memory]) -> str | None:
+    best = max(((_overlap(candidate, m.title + "\n" + m.body), m.id) for m in existing), default=(0.0, ""))
+    return best[1] if best[0] >= NEAR_DUPLICATE else None
+
+
+# -- secrets -----------------------------------------------------------------------------------
+
+def redact(text: str) -> tuple[str, int]:
+    """`text` with each likely secret replaced by MARKER, and how many were."""
+    found = find_secrets(text)
+    if not found:
+        return text, 0
+    lines = text.split("\n")
+    for number in sorted({m.line for m in found}):
+        line = lines[number - 1]
+        words = []
+        for word in line.split(" "):
+            if find_secrets(word):
+                key, sep, _ = word.partition("=")
+                word = f"{key}={MARKER}" if sep and not find_secrets(key) else MARKER
+            words.append(word)
+        line = " ".join(words)
+        lines[number - 1] = line if not find_secrets(line) else MARKER
+    return "\n".join(lines), len(found)
+
+
+def _redact_all(candidates: list[Candidate], proposal: Proposal) -> list[Candidate]:
+    out = []
+    for candidate in candidates:
+        title, in_title = redact(candidate.title)
+        body, in_body = redact(candidate.body)
+        if not in_title + in_body:
+            out.append(candidate)
+            continue
+        proposal.redacted += in_title + in_body
+        left = _words(body.replace(MARKER, "")) - {"remember", "my", "key", "token", "password", "is"}
+        if len(left) < 3 or len(body.replace(MARKER, "")) < len(candidate.body) / 3:
+            proposal.dropped.append((replace(candidate, title=title, body=body), "mostly a secret"))
+            continue
+        out.append(replace(candidate, title=title, body=body))
+    return out
+
+
+# -- an optional model: rewrite or veto --------------------------------------------------------
+
+def _ask_llm(command: str, candidates: list[Candidate], transcript: str,
+             proposal: Proposal) -> list[Candidate]:
+    """Send the candidates to `command` (JSON on stdin) and apply its answer (JSON on stdout):
+    `{"candidates": [{"index": 0, "keep": false, "reason": "…"}, {"index": 1, "title": "…",
+    "body": "…"}]}`. Candidates it does not mention are kept as they are."""
+    request = {"version": 1, "transcript": transcript,
+               "instructions": "Keep only what a careful engineer would remember; rewrite titles and bodies "
+                               "to be short and exact; answer {\"candidates\": [{\"index\", \"keep\", "
+                               "\"title\", \"body\", \"reason\"}]}.",
+               "candidates": [dict(c.to_dict(), index=i) for i, c in enumerate(candidates)]}
+    try:
+        result = subprocess.run(shlex.split(command), input=json.dumps(request, ensure_ascii=False),
+                                capture_output=True, text=True, timeout=LLM_TIMEOUT, check=False)
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        raise MemgitError(f"--llm-cmd could not run ({exc}); nothing was written") from None
+    if result.returncode != 0:
+        raise MemgitError(f"--llm-cmd exited with {result.returncode}: {result.stderr.strip()[:200]}")
+    try:
+        answer = json.loads(result.stdout)
+        verdicts = {int(v["index"]): v for v in answer.get("candidates", []) if isinstance(v, dict)}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise MemgitError("--llm-cmd did not answer with JSON {\"candidates\": [...]}; "
+                          "nothing was written") from None
+    out = []
+    for i, candidate in enumerate(candidates):
+        verdict = verdicts.get(i, {})
+        if verdict.get("keep") is False:
+            reason = str(verdict.get("reason") or "")[:100]
+            proposal.dropped.append((candidate, "vetoed by --llm-cmd: " + reason))
+            continue
+        title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
+        body = str(verdict.get("body") or candidate.body).strip()
+        same = (title, body) == (candidate.title, candidate.body)
+        out.append(candidate if same else replace(candidate, title=title, body=body))
+    return out

@@ -1,0 +1,184 @@
+"""A capture proposal shown, applied, or kept for later (the session-end hand-off).
+
+Applying never commits into the user's branch behind their back: by default the memory files
+are written and staged (`git add`), for the user to commit with their work; with a branch
+name they are committed on that new branch, built from HEAD without touching the current
+branch, the index or the working tree.
+
+Pending proposals live in `<git-dir>/memgit/capture/<id>.json`; the hook's one-line log is
+`<git-dir>/memgit/capture.log`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memgit.capture.capture import Proposal, plan, propose
+from memgit.capture.extract import Candidate
+from memgit.errors import MemgitError
+from memgit.git import repo as gitrepo
+
+
+def render(mem: Any, proposal: Proposal) -> str:
+    """The proposal as a unified diff over the memory folder, then a Markdown summary."""
+    parts = []
+    for memory in proposal.memories:
+        rel = mem.rel_path(memory)
+        text = mem.writer.text_of(memory)
+        diff = difflib.unified_diff([], text.splitlines(keepends=True), "/dev/null", "b/" + rel)
+        parts.append("".join(diff))
+    n = len(proposal.memories)
+    lines = ["", f"## Capture of {Path(proposal.transcript).name} ({proposal.format}, {proposal.lines} lines"
+             + (f", {proposal.skipped} skipped" if proposal.skipped else "") + ")", ""]
+    if n:
+        lines.append(f"{n} new {'memory' if n == 1 else 'memories'}:")
+        lines.append("")
+        for candidate, memory in zip(proposal.candidates, proposal.memories):
+            where = ", ".join(map(str, candidate.evidence[:6]))
+            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})")
+    else:
+        lines.append("Nothing new to remember.")
+    if proposal.known:
+        lines += ["", "Already known:"]
+        lines += [f"- {c.title} (line {c.evidence[0]}) is {mid}" for c, mid in proposal.known]
+    if proposal.dropped:
+        lines += ["", "Left out:"]
+        lines += [f"- line {c.evidence[0]}: {why}" for c, why in proposal.dropped]
+    if proposal.redacted:
+        lines += ["", f"{proposal.redacted} likely secret(s) replaced by `[secret redacted]`."]
+    lines += ["", "Nothing was written." if n else ""]
+    return "".join(parts) + "\n".join(lines).rstrip() + "\n"
+
+
+def apply(mem: Any, proposal: Proposal, *, branch: str | None = None) -> dict[str, Any]:
+    """Write the proposed files: staged, or committed on the new branch `branch`."""
+    repo = mem.writer.repo()
+    message = f"memory: capture {len(proposal.memories)} memories from {Path(proposal.transcript).name}"
+    with mem.writer.writing():
+        plan(mem, proposal, proposal.candidates + [])  # the store may have changed since proposing
+        memories = proposal.memories
+        if not memories:
+            _log_restated(mem, proposal)
+            return {"written": [], "branch": None, "commit": None}
+        if branch:
+            files = {mem.rel_path(m): mem.writer.text_of(m).encode() for m in memories}
+            sha = gitrepo.commit_on_new_branch(repo, branch, files, message)
+            _log_restated(mem, proposal)
+            return {"written": sorted(files), "branch": branch, "commit": sha}
+        change = mem.writer.change(message, commit=False)
+        for memory in memories:
+            change.write(memory.path, mem.writer.text_of(memory))
+        mem.writer.land(change)
+    _log_restated(mem, proposal)
+    return {"written": [mem.rel_path(m) for m in memories], "branch": None, "commit": None}
+
+
+def _log_restated(mem: Any, proposal: Proposal) -> None:
+    if not proposal.known or mem.repo is None:
+        return
+    log = mem.repo.git_dir / "memgit" / "restated.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    with open(log, "a", encoding="utf-8") as handle:
+        for candidate, mid in proposal.known:
+            handle.write(json.dumps({"time": stamp, "memory": mid, "transcript": proposal.transcript,
+                                     "line": candidate.evidence[0]}) + "\n")
+
+
+# -- pending proposals -------------------------------------------------------------------------
+
+def _folder(mem: Any) -> Path:
+    repo = mem.writer.repo()
+    return repo.git_dir / "memgit" / "capture"
+
+
+def save_pending(mem: Any, proposal: Proposal) -> Path:
+    folder = _folder(mem)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{proposal.id}.json"
+    data = proposal.to_dict(mem)
+    data["created"] = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def pending(mem: Any) -> list[dict[str, Any]]:
+    """The proposals the session-end hook left, newest first."""
+    folder = _folder(mem)
+    out = []
+    for path in folder.glob("*.json") if folder.is_dir() else ():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("candidates"), list):
+            out.append(data)
+    return sorted(out, key=lambda d: str(d.get("created", "")), reverse=True)
+
+
+def load_pending(mem: Any, ref: str) -> Proposal:
+    """A pending proposal by id (or unique id prefix), planned again against the store."""
+    matches = [d for d in pending(mem) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
+    if len(matches) != 1:
+        found = ", ".join(str(d.get("id")) for d in pending(mem)) or "none"
+        raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); "
+                          "see 'memgit capture --pending'")
+    data = matches[0]
+    candidates = [Candidate(c["kind"], c["title"], c["body"], c["source"], float(c["confidence"]),
+                            tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
+                            tuple(c.get("symbols", ())), tuple(c.get("tags", ("captured",))))
+                  for c in data["candidates"]]
+    proposal = Proposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
+                        str(data.get("session_id", "")), int(data.get("lines", 0)),
+                        int(data.get("skipped_lines", 0)), [])
+    plan(mem, proposal, candidates)
+    return proposal
+
+
+def drop_pending(mem: Any, proposal_id: str) -> None:
+    (_folder(mem) / f"{proposal_id}.json").unlink(missing_ok=True)
+
+
+def from_hook(mem_open: Any, transcript: str, start: str = ".") -> int:
+    """The session-end hand-off: propose, keep the proposal as pending, log one line. Never
+    raises; returns the number of memories proposed (-1 on failure)."""
+    started = time.monotonic()
+    log_dir: Path | None = None
+    try:
+        found = gitrepo.find(Path(start).resolve())
+        log_dir = found.git_dir / "memgit" if found is not None else None
+    except Exception:  # noqa: BLE001 - not even a repository: nowhere to log
+        pass
+    try:
+        mem = mem_open()
+        log_dir = mem.writer.repo().git_dir / "memgit"
+        proposal = propose(mem, transcript)
+        if proposal.memories:
+            save_pending(mem, replace(proposal))
+        _log(log_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
+                      f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
+                      + (f"; see 'memgit capture --pending {proposal.id}'" if proposal.memories else ""))
+        return len(proposal.memories)
+    except BaseException as exc:  # noqa: BLE001 - a hook fails open, whatever happened
+        if log_dir is not None:
+            _log(log_dir, f"{transcript}: capture failed: {exc}")
+        return -1
+
+
+def _log(folder: Path, line: str) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+        with open(folder / "capture.log", "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {' '.join(line.split())}\n")
+    except OSError:
+        pass

@@ -1,0 +1,1 @@
+"""memgit and git: the repository, the memory diff, the secret gate, the merge driver and its setup, git hooks."""

@@ -1,0 +1,1 @@
+"""The local SQLite index: driver, database, FTS, change detection, channels, vectors, embedders."""

@@ -1,0 +1,238 @@
+"""What changed in the memory folder since the index last looked: cheaply, with no hook.
+
+Measured on this 2-core machine (ext4 on an
+overlay, warm cache): `os.scandir` + `stat` costs 33 ms for 10k files and 360 ms for 100k;
+`git diff-files` over 100k tracked files takes 230-260 ms, as it stats every file too. So
+a full stat of every file cannot meet 50 ms at 100k, and the check works in two parts:
+
+1. Folder mtimes. Creating, deleting or renaming a file changes its folder's mtime, and that
+   covers memgit's own writes (atomic `os.replace`), `git checkout`/`pull`/`merge` (git
+   unlinks and re-creates files) and editors that save by rename. Only folders whose
+   mtime moved are listed and their files stat'ed. In a folder of more than
+   `STAT_ALL_MAX` files only new names and names whose inode number changed are stat'ed
+   (`os.scandir` gives inode numbers without a `stat`; a file replaced by rename has a
+   new inode): ~180 ms for a folder of 100k (60 ms `scandir`, 100 ms reading the `files`
+   rows) against ~600 ms with a stat of every file. The price: a file deleted and
+   re-created (as `git checkout` does) that gets its old inode number back, which
+   happens on ext4, is left to part 2 in such a folder.
+2. A rolling stat of `ROLLING_FILES` indexed files per call (a cursor kept in the `meta`
+   table) for edits made in place, which leave the folder's mtime and the inode alone. A store of up to
+   `ROLLING_FILES` files is checked completely on every call; a bigger one notices an
+   in-place edit within ceil(N / ROLLING_FILES) calls (10 at 10k, 100 at 100k).
+   `sync(full=True)` (and `memgit reindex`) checks everything.
+
+A stat change is confirmed by the content hash before anything is re-parsed. Timestamps
+less than `RACY_NS` old (2 s on file systems with whole-second times) are stored as
+unknown, so a change made in the same clock tick as a scan is still seen next time (git's
+"racy timestamp" rule).
+
+Measured in one folder of generated memories (keywords only, other work on the machine): a
+sync with nothing changed takes 4 ms at 10k and 7 ms at 100k (the rolling stat of 1,000
+files).
+
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memgit.errors import MemgitError
+from memgit.memory.format import Memory, is_memory_file
+from memgit.store.folder import Store
+
+if TYPE_CHECKING:
+    from memgit.index.db import Database
+
+#: Files stat'ed per call for in-place edits (5-7 ms here); a store this size is checked in full.
+ROLLING_FILES = 1000
+#: In a changed folder of more files than this, only new inode numbers are stat'ed (see above).
+STAT_ALL_MAX = 20_000
+#: Timestamps younger than this may still change within the same clock tick: trust them
+#: later. Whole-second timestamps (FAT, HFS+, some network file systems) get RACY_COARSE_NS.
+RACY_NS = 100_000_000
+RACY_COARSE_NS = 2_000_000_000
+
+#: (size, mtime_ns, inode) of a file.
+Stat = tuple[int, int, int]
+
+
+@dataclass
+class Scan:
+    """Changes seen on disk, before any database write."""
+
+    changed: dict[str, Stat] = field(default_factory=dict)  # rel -> what it is now
+    removed: set[str] = field(default_factory=set)
+    dirs: dict[str, int] = field(default_factory=dict)  # folder -> mtime_ns (-1: racy)
+    dirs_removed: set[str] = field(default_factory=set)
+    cursor: str | None = None  # where the rolling check stopped, when it did not do all
+    checked: int = 0  # files stat'ed
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.removed or self.dirs or self.dirs_removed)
+
+
+@dataclass
+class Parsed:
+    """A changed file, read: its memory (read liberally), or why it has none."""
+
+    rel: str
+    stat: Stat
+    sha: str
+    memory: Memory | None
+    problems: list[str]
+
+
+def dir_of(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
+def racy(mtime_ns: int, now_ns: int) -> int:
+    """`mtime_ns`, or -1 ("check again") when a change in the same clock tick could hide."""
+    window = RACY_NS if mtime_ns % 1_000_000_000 else RACY_COARSE_NS
+    return -1 if now_ns - mtime_ns < window else mtime_ns
+
+
+def stat(path: Path | str) -> Stat | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+class Detector:
+    """Compares the memory folder with the `files` and `dirs` tables of an index database.
+
+    It only reads the database; the index applies what it finds.
+    """
+
+    def __init__(self, db: Database, store: Store) -> None:
+        self.db = db
+        self.conn = db.conn
+        self.store = store
+        self.root = Path(store.root)
+        self.rolling = ROLLING_FILES
+
+    def detect(self, full: bool = False) -> Scan:
+        """What changed; `full` lists every folder and stats every file."""
+        now = time.time_ns()
+        scan = Scan()
+        known_dirs = dict(self.conn.execute("SELECT rel, mtime_ns FROM dirs").fetchall())
+        if full or "" not in known_dirs:
+            self._scan_dir("", scan, now, {}, stat_all=True)  # every folder, recursively
+            for rel_dir in known_dirs:
+                if rel_dir not in scan.dirs and rel_dir not in scan.dirs_removed:
+                    self._dir_gone(rel_dir, scan)
+            return scan
+        for rel_dir, mtime in sorted(known_dirs.items()):
+            if rel_dir in scan.dirs or rel_dir in scan.dirs_removed:
+                continue
+            try:
+                current = os.stat(self.root / rel_dir if rel_dir else self.root).st_mtime_ns
+            except OSError:
+                self._dir_gone(rel_dir, scan)
+                continue
+            if current != mtime:
+                self._scan_dir(rel_dir, scan, now, known_dirs, stat_all=False)
+        self._rolling(scan)
+        return scan
+
+    def _scan_dir(self, rel_dir: str, scan: Scan, now: int, known_dirs: dict[str, int],
+                  stat_all: bool) -> None:
+        """List one folder against the index, and its new subfolders recursively."""
+        full = self.root / rel_dir if rel_dir else self.root
+        try:
+            dir_mtime = os.stat(full).st_mtime_ns  # before listing: a later change shows next time
+            entries = list(os.scandir(full))
+        except (FileNotFoundError, NotADirectoryError):
+            self._dir_gone(rel_dir, scan)
+            return
+        except OSError:
+            return
+        scan.dirs[rel_dir] = racy(dir_mtime, now)
+        stat_all = stat_all or len(entries) <= STAT_ALL_MAX
+        known: dict[str, tuple[int, int, int]] = {
+            row[0]: (row[1], row[2], row[3]) for row in self.conn.execute(
+                "SELECT rel, size, mtime_ns, ino FROM files WHERE dir = ?", (rel_dir,))
+        }
+        seen: set[str] = set()
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = prefix + name
+            try:
+                if entry.is_dir():  # follows symlinks, like os.walk; those are not descended
+                    if not entry.is_symlink() and rel not in known_dirs and rel not in scan.dirs:
+                        self._scan_dir(rel, scan, now, known_dirs, stat_all=True)
+                    continue
+                if not is_memory_file(name):
+                    continue
+                if entry.is_symlink():
+                    continue  # never a memory (see Store.iter_files)
+                seen.add(rel)
+                before = known.get(rel)
+                if (not stat_all and before is not None and before[1] != -1
+                        and before[2] == entry.inode()):
+                    continue  # same file as before: in-place edits are the rolling check's job
+                st = entry.stat()
+            except OSError:
+                continue
+            scan.checked += 1
+            now_stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+            if before is None or before[:2] != now_stat[:2]:
+                scan.changed[rel] = now_stat
+        scan.removed.update(rel for rel in known if rel not in seen)
+
+    def _dir_gone(self, rel_dir: str, scan: Scan) -> None:
+        scan.dirs_removed.add(rel_dir)
+        scan.removed.update(r[0] for r in self.conn.execute("SELECT rel FROM files WHERE dir = ?", (rel_dir,)))
+
+    def _rolling(self, scan: Scan) -> None:
+        """Stat the next `self.rolling` indexed files, for edits made in place."""
+        n_files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        if n_files <= self.rolling:
+            rows = self.conn.execute("SELECT rel, size, mtime_ns, dir FROM files").fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT rel, size, mtime_ns, dir FROM files WHERE rel > ? ORDER BY rel LIMIT ?",
+                (self.db.meta("cursor") or "", self.rolling)).fetchall()
+            if len(rows) < self.rolling:  # wrap around
+                rows += self.conn.execute(
+                    "SELECT rel, size, mtime_ns, dir FROM files ORDER BY rel LIMIT ?",
+                    (self.rolling - len(rows),)).fetchall()
+            scan.cursor = rows[-1][0] if rows else ""
+        root = str(self.root)
+        for rel, size, mtime_ns, rel_dir in rows:
+            if rel in scan.changed or rel in scan.removed or rel_dir in scan.dirs_removed:
+                continue  # known already
+            scan.checked += 1
+            now_stat = stat(os.path.join(root, rel))
+            if now_stat is None:
+                scan.removed.add(rel)
+            elif now_stat[:2] != (size, mtime_ns):
+                scan.changed[rel] = now_stat
+
+    def read(self, rel: str, st: Stat, now: int) -> Parsed | None:
+        """Read and parse one file (`st` from before the read); None if it vanished."""
+        from memgit.memory import format as fmt
+
+        st = (st[0], racy(st[1], now), st[2])
+        try:
+            with open(self.store.path_of(rel), "rb") as handle:
+                data = handle.read(fmt.MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return Parsed(rel, st, "", None, [f"{rel}: cannot read: {exc.strerror}"])
+        except MemgitError as exc:
+            return Parsed(rel, st, "", None, [str(exc)])
+        sha = hashlib.sha1(data).hexdigest()
+        memory, problems = fmt.check(data, rel, self.store.kinds)
+        return Parsed(rel, st, sha, memory, [str(p) for p in problems])

@@ -1,0 +1,269 @@
+"""The index's vectors: the embedder's lifecycle, the vector tables, and embedding what is pending.
+
+Vectors are optional: they need sqlite-vec (loaded by path into the index's connection)
+and an embedder other than "none". Whatever is missing, `reason()` says why the vector
+channel is off, once on stderr, and recall works on keywords and anchors.
+
+A memory's vector is keyed by the index's integer `doc` and stamped with the sha1 of the
+text it was computed from (`memories.vec_sha`; NULL = pending). It is stored twice: the
+float32 embedding in `vectors` and its sign bits in `vector_bits` (see `memgit.sqlite`
+and, for the search, `memgit.channels.vector`). Both are plain tables, so deleting works
+even when sqlite-vec is missing. A change that leaves the title and body alone (status,
+tags, a rename) keeps the vector. The embedder's id and dimension are recorded in
+`meta`; a different id drops every vector and re-embeds.
+
+Embedding is the slow part (~35 ms of CPU per memory with MiniLM), so recall never waits
+for many: "auto" embeds at most `AUTO_EMBED_MAX` pending memories during a call; past that
+it starts the background job of `memgit.embedjob` (for an index opened with
+`background=True`, as `memgit.open` does) or else says once to run `memgit reindex`. "all"
+embeds in batches sorted by length, committing each, so an interrupted run continues where
+it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Callable
+
+from memgit.errors import MemgitError
+from memgit.index import sqlite as sq
+from memgit.index.db import Database
+
+Progress = Callable[[int, int], None]
+
+#: "auto" embeds at most this many pending memories during a call (~35 ms each, so under
+#: 2 s once: a small store gets its vectors on its first recall).
+AUTO_EMBED_MAX = 48
+#: Memories embedded per transaction by "all": an interrupted run loses at most one batch.
+EMBED_BATCH = 32
+#: Characters of a memory (and of a query) given to the embedder; it reads 128 tokens.
+EMBED_CHARS = 2000
+OFF = 'embeddings are turned off (embedder = "none")'
+#: An embedder that failed to load is tried again after this long (by a long-lived process).
+RETRY_LOAD_SECONDS = 600.0
+
+
+def embed_text(title: str, body: str) -> str:
+    """What is embedded for a memory."""
+    return f"{title}\n{body}"[:EMBED_CHARS]
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
+
+
+class Vectors:
+    """The vector side of one index (it shares the index's `Database`).
+
+    `warm`: ask (and start) the warm embedder process for query vectors (see `memgit.warm`).
+    `background`: past `AUTO_EMBED_MAX`, "auto" starts the background job (`memgit.embedjob`)
+    instead of asking the user to run `memgit reindex`.
+    """
+
+    def __init__(self, db: Database, embedder_name: str, *, warm: bool = False,
+                 background: bool = False) -> None:
+        self.db = db
+        self.name = embedder_name
+        self.warm = warm
+        self.background = background
+        self.extension: str | None = "not loaded"  # why sqlite-vec is unusable; None = loaded
+        self._setup: str | None = OFF  # why vectors are off before any model is loaded
+        self._embedder: Any = None
+        self._failed: str | None = None  # why the embedder could not load
+        self._failed_at = 0.0  # when (time.monotonic()): a long-lived process tries again later
+        self._last: tuple[str, bytes] | None = None  # the last query and its vector
+
+    @property
+    def conn(self) -> sq.Connection:
+        return self.db.conn
+
+    def attach(self, conn: sq.Connection) -> None:
+        """Load sqlite-vec into a new connection of the index (even with embedder "none":
+        a changed memory must still lose its old vector)."""
+        db = self.db
+        self.extension = "the index is in memory" if db.in_memory else sq.load_vec(conn)
+        if self.name.lower() == "none":
+            self._setup = OFF
+        elif db.in_memory:
+            self._setup = "the index is in memory" + (f": {db.memory_reason}" if db.memory_reason else "")
+        elif self.extension:
+            db.warn_once("vec", f"vectors are off: {self.extension}; recalling from keywords and anchors")
+            self._setup = self.extension
+        else:
+            self._setup = None
+
+    @property
+    def on(self) -> bool:
+        return self._setup is None and self._failure() is None
+
+    def reason(self) -> str | None:
+        """Why the vector channel is off, or None when it is on."""
+        return self._setup or self._failure()
+
+    def _failure(self) -> str | None:
+        """Why the embedder could not load; forgotten after `RETRY_LOAD_SECONDS`, so that an
+        open store (an MCP server) gets another chance."""
+        if self._failed is not None and time.monotonic() - self._failed_at > RETRY_LOAD_SECONDS:
+            self._failed = None
+        return self._failed
+
+    def pending(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM memories WHERE vec_sha IS NULL").fetchone()[0])
+
+    # -- the embedder ------------------------------------------------------------------------
+
+    def embedder(self) -> Any:
+        """The embedder, loaded on first use; None (and vectors off) if it cannot load."""
+        if self._embedder is not None or self._failure() is not None:
+            return self._embedder
+        from memgit.index.embedders import load_embedder
+
+        try:
+            embedder = load_embedder(self.name)
+        except MemgitError as exc:
+            self._failed, self._failed_at = str(exc), time.monotonic()
+            self.db.warn_once(f"embedder:{exc}", f"vectors are off: {exc}")
+            return None
+        if embedder is None:
+            self._failed, self._failed_at = OFF, float("inf")  # "none" is a choice, not a failure
+            return None
+        self._embedder = embedder
+        self._check(embedder)
+        return embedder
+
+    def _check(self, embedder: Any) -> None:
+        """A new embedder id (or dimension) makes every stored vector meaningless: drop them."""
+        db = self.db
+        current = (str(embedder.id), str(int(embedder.dim)))
+        if (db.meta("embedder_id"), db.meta("vec_dim")) == current and not self._changed():
+            return
+        self._last = None  # a vector from the old embedder must not be reused
+        with db.transaction() as conn:
+            stored = (db.meta("embedder_id"), db.meta("vec_dim"))
+            if stored != current or self._changed():
+                if stored[0] is not None and stored != current:
+                    db.warn(f"the embedder changed ({stored[0]} -> {current[0]}); re-embedding memories")
+                if stored != current:
+                    conn.execute("DELETE FROM vectors")
+                    conn.execute("DELETE FROM vector_bits")
+                    conn.execute("UPDATE memories SET vec_sha = NULL")
+                db.set_meta("embedder_id", current[0])
+                db.set_meta("vec_dim", current[1])
+                db.set_meta("embedder_name", self.name)
+
+    def _changed(self) -> bool:
+        """The configured embedder is not (known to be) the one the vectors came from."""
+        return self.db.meta("embedder_name") != self.name
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def delete(self, doc: int) -> None:
+        """Forget one memory's vector (inside the caller's transaction)."""
+        self.conn.execute("DELETE FROM vectors WHERE doc = ?", (doc,))
+        self.conn.execute("DELETE FROM vector_bits WHERE doc = ?", (doc,))
+        self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
+
+    def embed_pending(self, mode: str, progress: Progress | None) -> tuple[int, int]:
+        """Embed memories without a vector: "auto" (a few, else a warning) or "all".
+
+        Returns how many were embedded and how many are still pending."""
+        if self._changed() and (mode == "all" or self.pending() <= AUTO_EMBED_MAX):
+            if self.embedder() is None:
+                return 0, self.pending()
+        pending = self.pending()
+        if pending == 0:
+            return 0, 0
+        if mode == "auto" and (pending > AUTO_EMBED_MAX or self._changed()):
+            self._defer(pending)
+            return 0, pending
+        embedder = self.embedder()
+        if embedder is None:
+            return 0, pending
+        embedded = 0
+        order = [r[0] for r in self.conn.execute(
+            "SELECT doc FROM memories WHERE vec_sha IS NULL ORDER BY length(title) + length(body), doc")]
+        total = len(order)
+        done = 0
+        if progress:
+            progress(0, total)
+        for start in range(0, total, EMBED_BATCH):
+            docs = order[start : start + EMBED_BATCH]
+            marks = ",".join("?" * len(docs))
+            rows = self.conn.execute(
+                f"SELECT doc, title, body, sha FROM memories WHERE doc IN ({marks}) AND vec_sha IS NULL",
+                docs).fetchall()
+            if rows:
+                texts = [embed_text(r[1], r[2]) for r in rows]
+                embedded += self._store(rows, texts, embedder.embed(texts))
+            done += len(docs)
+            if progress:
+                progress(done, total)
+        return embedded, self.pending()
+
+    def _defer(self, pending: int) -> None:
+        """Too many to embed during a call: start the background job, or ask for a reindex."""
+        if self.background and self.db.path is not None and not self.db.in_memory:
+            from memgit.index import embedjob
+
+            state = embedjob.start(self.db.path, self.name)
+            if state == "started":
+                self.db.warn_once("background", f"embedding {pending} memories in the background; "
+                                                "recall uses keywords and anchors for them meanwhile")
+            if state != "failed":
+                return
+            where = f" (why: {embedjob.log_path(self.db.path)})"
+        else:
+            where = ""
+        self.db.warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
+                                     f"(recall uses keywords, anchors and the vectors it has){where}")
+
+    def _store(self, rows: list[Any], texts: list[str], vectors: Any) -> int:
+        """Write one batch in one transaction; returns how many were stored."""
+        stored = 0
+        with self.db.transaction() as conn:
+            for (doc, _title, _body, sha), text, vector in zip(rows, texts, vectors):
+                now = conn.execute("SELECT sha, vec_sha FROM memories WHERE doc = ?", (doc,)).fetchone()
+                if now is None or now[0] != sha or now[1] is not None:
+                    continue  # changed or embedded by another process meanwhile
+                blob = vector.astype("float32").tobytes()
+                conn.execute("INSERT OR REPLACE INTO vectors (doc, embedding) VALUES (?, ?)", (doc, blob))
+                conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
+                             (blob, doc))
+                conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
+                stored += 1
+        return stored
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def query_vector(self, query: str) -> bytes | None:
+        """The query's embedding as float32 bytes, or None when the channel cannot run."""
+        if not self.on:
+            return None
+        if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+            return None  # no vectors yet (all pending): the channel cannot say anything
+        text = query[:EMBED_CHARS]
+        if self._last is not None and self._last[0] == text:
+            return self._last[1]  # recall asks again when a task's memories had nothing
+        blob = self._embed_query(text)
+        self._last = (text, blob) if blob is not None else None
+        return blob
+
+    def _embed_query(self, text: str) -> bytes | None:
+        warm = self.warm and self._embedder is None and not self._changed()
+        if warm:
+            from memgit.index import warm as warm_mod
+
+            stored_id = self.db.meta("embedder_id")
+            blob = warm_mod.query_vector(self.name, text, stored_id) if stored_id else None
+            if blob is not None:
+                return blob
+        embedder = self.embedder()
+        if embedder is None:
+            return None
+        if warm:
+            failed = warm_mod.spawn(self.name)  # this call paid the cold start; the next ones need not
+            if failed:
+                self.db.warn_once("warm", failed)
+        vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
+        return vector

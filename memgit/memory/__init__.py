@@ -1,0 +1,1 @@
+"""A memory itself: the file format, lenient reading, surgical patches, secrets, anchors, trust."""

@@ -1,0 +1,1 @@
+"""Recall: hits, ranking by task, injection, lookup by reference, the usage logs."""

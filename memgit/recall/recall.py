@@ -1,0 +1,199 @@
+"""Recall: from a query to the few memories worth showing an agent.
+
+`recall()` asks the index for candidates from each channel, fuses them with
+`ranking.fuse`, puts a memory the query names exactly (by id or title) first, keeps to the
+task, drops what is under the relevance floor and fits the rest into a token budget.
+Archived, expired and superseded memories are left out unless `include_archived`.
+`record_recall()` notes which memories each recall returned (local state, never committed);
+`memgit.inject` turns hits into what an agent is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from memgit.config import Config
+from memgit.errors import MemgitError
+from memgit.index.index import Index
+from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
+from memgit.memory.anchors import extract_anchors
+from memgit.memory.format import Memory, count_tokens
+
+Warn = Callable[[str], None]
+
+#: Candidates asked of each channel: enough that task and kind filters and the fusion
+#: have room, few enough that a channel query stays in the low milliseconds.
+POOL = 50
+#: Characters of a query that are searched; the embedder reads 128 tokens, FTS5 the first
+#: 64 distinct words, so a pasted log beyond this only costs time.
+MAX_QUERY_CHARS = 20_000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory. Hits come sorted by `score` (relative to the query's other
+    candidates: see `memgit.ranking`); `relevance` is the absolute score the floor applies
+    to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
+    title match); `path` is relative to the repository root."""
+
+    id: str
+    title: str
+    score: float
+    relevance: float
+    channels: Mapping[str, float]
+    path: str
+    memory: Memory = field(compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
+        memory = self.memory.to_dict()
+        memory["path"] = self.path
+        return {
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "channels": {name: round(value, 4) for name, value in self.channels.items()},
+            "path": self.path,
+            "memory": memory,
+        }
+
+
+def clean_query(query: str) -> str:
+    """The query as searched: control characters blanked, at most MAX_QUERY_CHARS.
+
+    Raises MemgitError for an empty or whitespace-only query.
+    """
+    if not isinstance(query, str):
+        raise MemgitError(f"the query must be text, not {type(query).__name__}")
+    if not query.strip():
+        raise MemgitError('empty query: say what to recall, e.g. memgit recall "why does parse_config return a tuple?"')
+    text = _CONTROL.sub(" ", query[:MAX_QUERY_CHARS])
+    text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)  # lone surrogates
+    if not text.strip():
+        raise MemgitError("empty query: it holds only control characters; say what to recall")
+    return text.strip()
+
+
+def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
+           kinds: Sequence[str] | None = None, min_score: float | None = None,
+           budget_tokens: int | None = None, include_archived: bool = False,
+           config: Config, path_prefix: str = "", sync: bool = True) -> list[Hit]:
+    """The memories that answer `query`, best first; see the module docstring.
+
+    - `task_id`: that task's memories and memories with no task; only if none of them
+      scores above the floor, all memories, other tasks' scores times
+      `config.recall_task_widen`.
+    - `min_score`: the relevance floor (default `config.recall_min_score`; 0 turns it off).
+    - `include_archived`: also archived memories, expired ones and superseded ones (see
+      `channels.CURRENT`).
+    - `budget_tokens`: keep hits, best first, while their rendered text (`render_hit`)
+      fits in this many tokens; None means no budget.
+    - `path_prefix` is put before each memory's path in the folder (e.g. ".memory/").
+    - `sync`: bring the index in step with the files first (cheap; see `Index.sync`).
+    """
+    text = clean_query(query)
+    if k <= 0:
+        return []
+    floor = config.recall_min_score if min_score is None else float(min_score)
+    weights = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
+                      anchor=config.recall_weight_anchor, method=config.recall_method)
+    if sync:
+        index.sync(embed="auto")
+    if isinstance(kinds, str):
+        kinds = (kinds,)
+    kinds = tuple(kinds) if kinds else None
+    unknown = sorted(set(kinds or ()) - set(config.kinds))
+    if unknown:
+        raise MemgitError(f"unknown kind {unknown[0]!r}; use one of {', '.join(config.kinds)}")
+    pool = max(POOL, 3 * k)
+
+    found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
+    exact = list(found.exact)
+    ranked = apply_floor(fuse(found.channels, weights), floor) if floor > 0 else fuse(found.channels, weights)
+    memories: dict[str, Memory] = {}
+    if task_id is not None and not ranked and not exact:
+        found = index.search(text, limit=pool, include_archived=include_archived, kinds=kinds)
+        exact = list(found.exact)
+        memories = index.memories(_candidate_ids(found.channels))
+        boosts = {mid: config.recall_task_widen for mid, m in memories.items()
+                  if m.task_id is not None and m.task_id != task_id}
+        ranked = fuse(found.channels, weights, boosts)
+        if floor > 0:
+            ranked = apply_floor(ranked, floor)
+
+    ordered: list[Ranked] = [Ranked(mid, 1.0, 1.0, {"exact": 1.0}) for mid in exact]
+    by_id = {r.id: r for r in ranked}
+    for position, mid in enumerate(exact):
+        if mid in by_id:  # keep the channel strengths for --explain
+            ordered[position] = Ranked(mid, 1.0, 1.0, {**by_id[mid].channels, "exact": 1.0})
+    ordered += [r for r in ranked if r.id not in set(exact)]
+    ordered = ordered[:k]
+
+    missing = [r.id for r in ordered if r.id not in memories]
+    memories.update(index.memories(missing))
+    hits = [
+        Hit(id=r.id, title=memories[r.id].title, score=r.score, relevance=r.relevance,
+            channels=dict(r.channels),
+            path=path_prefix + memories[r.id].path, memory=memories[r.id])
+        for r in ordered if r.id in memories
+    ]
+    if budget_tokens is not None:
+        from memgit.recall.inject import fit
+
+        hits = list(fit(hits, budget_tokens).hits)
+    return hits
+
+
+def _candidate_ids(channels: Channels) -> list[str]:
+    ids: list[str] = []
+    for candidates in (channels.keyword, channels.vector, channels.anchor):
+        ids.extend(mid for mid, _ in candidates or ())
+    return list(dict.fromkeys(ids))
+
+
+# -- usage log ----------------------------------------------------------------------------
+
+
+#: The recall log is rotated past this size (an agent's hooks recall on every prompt).
+MAX_LOG_BYTES = 5_000_000
+
+
+def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | None = None) -> None:
+    """Append one line to `path` (`<git-dir>/memgit/recalls.jsonl`): when, what, what came back.
+
+    The query is kept as its sha1 and its first 200 characters. Never raises: a recall must
+    not fail because its log cannot be written (a warning goes to `warn` instead).
+    """
+    line = json.dumps({
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "query_sha1": hashlib.sha1(query.encode("utf-8", "replace")).hexdigest(),
+        "query": query[:200],
+        "ids": list(ids),
+    }, ensure_ascii=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, path.with_suffix(".jsonl.1"))  # keep one older file, not forever
+        # One write() of a line under PIPE_BUF-ish size with O_APPEND: concurrent recalls
+        # do not interleave within a line.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        (warn if warn is not None else _stderr)(f"could not record this recall in {path} ({exc.strerror or exc})")
+
+
+def _stderr(message: str) -> None:
+    print(f"memgit: {message}", file=sys.stderr)

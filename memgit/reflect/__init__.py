@@ -1,0 +1,1 @@
+"""Reflect: duplicates, supersession, stale anchors, lifecycle, proposals and landing them."""

@@ -1,0 +1,238 @@
+"""Upkeep: running reflect on a store and landing what it proposes as commits.
+
+`memgit.reflect` decides; this module gathers what it reads (memories from the index,
+file texts, vectors, the local usage logs, git's renames) and lands the proposals:
+in the working tree as one commit (or one per proposal) through the change-set writer, so
+a killed `--apply` is finished by the next memgit write; or on a new branch built with git
+plumbing, leaving the current branch, the working tree and the index alone.
+"""
+
+from __future__ import annotations
+
+import array
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+from memgit.errors import MemgitError
+from memgit.git import repo as gitrepo
+from memgit.memory import format as fmt
+from memgit.memory.format import Memory
+from memgit.recall import usage as usage_mod
+from memgit.recall.usage import parse_time
+from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose
+
+#: A `memgit.api.Memgit` (not imported: nouns do not import the front door).
+Memgit = Any
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What `Memgit.reflect` found and, when asked to apply, the commits it made."""
+
+    reflection: Reflection
+    commits: tuple[str, ...] = ()
+    branch: str | None = None
+
+
+def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
+    """Everything reflect reads, from the index (kept in step first) and the git dir."""
+    mem._require_store()
+    index = mem.index
+    index.sync(embed="none")  # reflect uses the vectors there are; `memgit reindex` makes the rest
+    memories = [m for m, _ in index.all_memories()]
+
+    def read_index() -> tuple[list[str], dict[str, list[float]]]:
+        conn = index.conn
+        problems = [
+            str(problem) if str(problem).startswith(rel) else f"{rel}: {problem}"
+            for rel, problem in conn.execute(
+                "SELECT rel, problem FROM files WHERE problem IS NOT NULL ORDER BY rel"
+            )
+        ]
+        vectors = {
+            mid: array.array("f", blob).tolist()
+            for mid, blob in conn.execute(
+                "SELECT m.id, v.embedding FROM memories m JOIN vectors v ON v.doc = m.doc "
+                "WHERE m.vec_sha IS NOT NULL"
+            )
+        }
+        return problems, vectors
+
+    problems, vectors = index.db.guard(read_index)
+    repo = mem.repo
+    store = mem.store
+
+    def read(rel: str) -> str:
+        data = store.path_of(rel).read_bytes()
+        return data.decode("utf-8")
+
+    return Inputs(
+        memories=memories,
+        read=read,
+        config=mem.config,
+        now=now,
+        problems=problems,
+        vectors=vectors,
+        usage=usage_mod.load(repo.git_dir / "memgit" if repo is not None else None),
+        root=repo.root if repo is not None and anchors else None,
+        renames=gitrepo.renames(repo) if repo is not None and anchors else (),
+        churn=gitrepo.churn(repo, _oldest(memories)) if repo is not None and anchors else (),
+        prefix=mem._path_prefix(),
+    )
+
+
+def reflect(
+    mem: Memgit,
+    *,
+    only: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    apply: bool = False,
+    split: bool = False,
+    branch: str | None = None,
+    now: datetime | None = None,
+) -> Outcome:
+    """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`."""
+    now = now or usage_mod.utc_now()
+    excluded = _resolve(mem, exclude)
+    if not apply and branch is None:
+        return Outcome(propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded))
+    repo = mem.writer.repo()
+    # Under the write lock, which first finishes a change a killed command left behind
+    # (so its files do not count as uncommitted work).
+    with mem.writer.writing():
+        _refuse_dirty(mem, repo)
+        reflection = propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
+        commits = _commits(mem, reflection, split)
+        if branch is not None:
+            shas = (
+                gitrepo.commit_on_branch(
+                    repo,
+                    branch,
+                    [
+                        (
+                            message,
+                            {
+                                _repo_path(mem, repo, rel): None if text is None else text.encode("utf-8")
+                                for rel, text in files.items()
+                            },
+                        )
+                        for message, files in commits
+                    ],
+                )
+                if commits
+                else []
+            )
+            return Outcome(reflection, tuple(shas), branch)
+        shas = []
+        for message, files in commits:
+            change = mem.writer.change(message)
+            for rel, text in files.items():
+                if text is None:
+                    change.delete(rel)
+                else:
+                    fmt.parse(text, rel, mem.config.kinds)  # what memgit writes must read back
+                    change.write(rel, text)
+            sha = mem.writer.land(change)
+            if sha:
+                shas.append(sha)
+    return Outcome(reflection, tuple(shas))
+
+
+def _wants_anchors(only: Sequence[str]) -> bool:
+    return not only or "stale" in only
+
+
+def _resolve(mem: Memgit, refs: Sequence[str]) -> list[str]:
+    """Excluded memories by id or unique prefix (an unknown one is an error, not ignored)."""
+    return [mem.get(ref).id for ref in refs if ref.strip()]
+
+
+def _refuse_dirty(mem: Memgit, repo: gitrepo.Repo) -> None:
+    dirty = gitrepo.dirty(repo, mem.memory_dir)
+    if dirty:
+        shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+        raise MemgitError(
+            f"the memory folder has uncommitted changes ({shown}); reflect applies its proposals "
+            "as commits of its own, so commit or stash those first (git commit / git stash), "
+            "then run it again; nothing was changed"
+        )
+
+
+def _repo_path(mem: Memgit, repo: gitrepo.Repo, rel: str) -> str:
+    return Path(os.path.relpath(mem.memory_dir / rel, repo.root)).as_posix()
+
+
+def _commits(mem: Memgit, reflection: Reflection, split: bool) -> list[tuple[str, dict[str, str | None]]]:
+    actionable = reflection.actionable
+    if not actionable:
+        return []
+    if split:
+        return [
+            (
+                f"memory: reflect: {p.kind} {p.what}"[:200] + "\n\n" + _describe([p]),
+                {c.path: c.text for c in p.changes},
+            )
+            for p in actionable
+        ]
+    return [
+        (f"memory: reflect ({len(actionable)} change(s))\n\n" + _describe(actionable), reflection.changes)
+    ]
+
+
+#: A commit message describes this many proposals, then counts the rest: a message of every
+#: one of a few hundred proposals is unreadable in `git log` (and once broke git's argv).
+MESSAGE_PROPOSALS = 20
+MESSAGE_EVIDENCE = 3
+
+
+def _describe(proposals: Sequence[Proposal]) -> str:
+    lines = []
+    for p in proposals[:MESSAGE_PROPOSALS]:
+        lines.append(f"- {p.kind} {', '.join(p.ids)}: {p.what}")
+        lines.append(f"  why: {p.reason}")
+        lines.extend(f"  evidence: {item}" for item in p.evidence[:MESSAGE_EVIDENCE])
+        if len(p.evidence) > MESSAGE_EVIDENCE:
+            lines.append(f"  evidence: … and {len(p.evidence) - MESSAGE_EVIDENCE} more")
+    if len(proposals) > MESSAGE_PROPOSALS:
+        lines.append(f"… and {len(proposals) - MESSAGE_PROPOSALS} more (the diff shows each change)")
+    return "\n".join(lines) + "\n"
+
+
+def feedback(mem: Memgit, ref: str, verdict: str, session: str | None = None) -> dict[str, Any]:
+    """Record that a memory was used, ignored or wrong (local, never committed)."""
+    memory = mem.get(ref)
+    repo = mem.repo
+    if repo is None:
+        raise MemgitError("feedback is kept in the git dir; this memory folder is not in a git repository")
+    return usage_mod.record_feedback(repo.git_dir / "memgit", memory.id, verdict, session=session)
+
+
+def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+    """Hit rate, freshness, repeat-explanation rate and counts (see the README)."""
+    now = now or usage_mod.utc_now()
+    start = usage_mod.parse_since(since, now)
+    inputs = gather(mem, now, anchors=False)
+    from memgit.reflect.duplicates import Detector
+
+    active = [m for m in inputs.memories if m.active]
+    new_ids = [m.id for m in active if start is None or (usage_mod.parse_time(m.created) or now) >= start]
+    repeats: list[tuple[str, str]] = []
+    if new_ids:
+        detector = Detector(active, inputs.vectors)
+        by_id = {m.id: m for m in active}
+        for pair in detector.duplicates():
+            a, b = by_id[pair.a], by_id[pair.b]
+            newer = a if (a.created or "") >= (b.created or "") else b
+            if newer.id in new_ids:
+                repeats.append((newer.id, b.id if newer is a else a.id))
+    return usage_mod.stats(inputs.memories, inputs.usage, since=start, now=now, repeats=repeats)
+
+
+def _oldest(memories: Sequence[Memory]) -> str | None:
+    """The oldest time a memory with a path anchor was written: older commits cannot matter."""
+    times = [t for m in memories if m.active and (m.files or "/" in m.entity)
+             for t in [parse_time(m.updated or m.created)] if t is not None]
+    return min(times).isoformat() if times else None

@@ -1,0 +1,248 @@
+"""The one way memgit changes memory files: lock, finish, write a change set, commit.
+
+Every write verb goes through a `Writer`: it refuses early when there is nowhere to commit,
+takes the repository's write lock (with a timeout), first finishes whatever change set a
+killed command left half-written, then lands the new change set as one commit (or one
+staged change). `finish` and `abandon` settle an unfinished change on request, and
+`commit_refusal` is what git's pre-commit hook says while one has files staged.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from memgit.errors import MemgitError
+from memgit.git import repo as gitrepo
+from memgit.memory import format as fmt
+from memgit.memory.format import Memory
+from memgit.store import changeset
+from memgit.store.folder import Store
+
+Warn = Callable[[str], None]
+
+
+class Writer:
+    """Writes for one memory folder in one repository (None: reads only)."""
+
+    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, store: Callable[[], Store], warn: Warn) -> None:
+        self.memory_dir = memory_dir
+        self._repo = repo
+        self._store = store
+        self.warn = warn
+
+    @property
+    def repository(self) -> gitrepo.Repo | None:
+        """The repository, or None for a folder outside git (reads only)."""
+        return self._repo
+
+    def repo(self) -> gitrepo.Repo:
+        """The repository to commit in; refuses before anything is written when it can't."""
+        if self._repo is None:
+            raise MemgitError(
+                f"{self.memory_dir} is not inside a git repository: changes are commits, "
+                "so run 'git init' first (reads work anywhere)"
+            )
+        real = Path(os.path.realpath(self.memory_dir))
+        if real != self._repo.root and self._repo.root not in real.parents:
+            raise MemgitError(
+                f"{self.memory_dir} leads outside the repository ({real}); memgit only writes "
+                "memories it can commit in the repository"
+            )
+        busy = gitrepo.busy(self._repo)
+        if busy:
+            raise MemgitError(busy)
+        return self._repo
+
+    def commit(self, paths: Sequence[Path], message: str, commit: bool,
+               index_before: changeset.IndexEntries | None = None) -> str | None:
+        """Commit (or with `commit=False` stage) exactly `paths`."""
+        repo = self.repo()
+        sha = gitrepo.commit(repo, paths, message, stage_only=not commit, index_before=index_before)
+        if sha and gitrepo.detached(repo):
+            self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
+        return sha
+
+    @contextmanager
+    def writing(self) -> Iterator[gitrepo.Repo]:
+        """The write lock, once whatever an interrupted memgit write left behind is finished."""
+        repo = self.repo()
+        with gitrepo.write_lock(repo):
+            self.recover()
+            from memgit.git.mergesetup import ensure
+
+            ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
+            yield repo
+
+    def journal(self) -> Path:
+        if self._repo is None:
+            self.repo()  # raises: no repository to write in
+        assert self._repo is not None
+        return self._repo.git_dir / "memgit" / changeset.JOURNAL_NAME
+
+    def interrupted(self) -> changeset.Pending | None:
+        """The change set a killed command left unfinished, if any (read only)."""
+        if self._repo is None or gitrepo.writing_now(self._repo):
+            return None  # no repository; or a write is running (it holds the lock), not interrupted
+        return changeset.pending(self.journal(), self._store().kinds, clean=False)
+
+    def recover(self) -> Settled | None:
+        """Finish a change set a killed command (or a refused commit) left unfinished (under the
+        write lock)."""
+        found = self._found()
+        if found is None:
+            return None
+        try:
+            sha, left = changeset.finish(found, self.commit)
+        except MemgitError as exc:
+            raise type(exc)(f"memgit could not finish an interrupted change {found.summary}: {exc}") from None
+        done = f"committed {sha[:10]}" if sha else "nothing left to commit"
+        self.warn(f"finished an interrupted change {found.summary}: {done}")
+        for rel in left:
+            self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
+        return Settled(found.summary, sha, (), tuple(left))
+
+    def _found(self) -> changeset.Pending | None:
+        """The unfinished change set (under the write lock), its leftover temporary files removed."""
+        journal = self.journal()
+        for tmp in journal.parent.glob(f".{journal.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)  # a journal that was never complete: nothing was touched
+        found = changeset.pending(journal, self._store().kinds)
+        if found is None:
+            return None
+        for folder in {found.change.store.path_of(rel).parent for rel in found.change.ops}:
+            for tmp in folder.glob(".tmp-*.md"):
+                tmp.unlink(missing_ok=True)  # half-written files of the interrupted command
+        return found
+
+    def finish(self) -> Settled | None:
+        """Complete the unfinished change set now (`memgit finish`); None when there is none."""
+        repo = self.repo()
+        with gitrepo.write_lock(repo):
+            return self.recover()
+
+    def abandon(self) -> Settled | None:
+        """Undo the unfinished change set (`memgit abandon`): each file back to its content
+        before the change (or removed, when it was new), and git's index entries of those
+        paths as they were; files changed by hand since are left alone. None when there is none."""
+        repo = self.repo()
+        with gitrepo.write_lock(repo):
+            found = self._found()
+            if found is None:
+                return None
+            store = found.change.store
+
+            def from_root(rel: str) -> str:
+                return Path(os.path.relpath(store.path_of(rel), repo.root)).as_posix()
+
+            def committed(rel: str) -> bytes | None:
+                return gitrepo.show(repo, "HEAD", from_root(rel))
+
+            restored, left = changeset.abandon(found, committed)
+            # The index as it was before the change (a journal without that record, from an
+            # older memgit: HEAD's entries, nothing staged), but for files left alone.
+            kept = [from_root(rel) for rel in found.change.ops if rel not in left]
+            before = found.change.index if found.change.index is not None else gitrepo.head_entries(repo, kept)
+            gitrepo.restore_index(repo, {path: before.get(path) for path in kept})
+            for rel in left:
+                self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
+            return Settled(found.summary, None, tuple(restored), tuple(left))
+
+    def delete(self, memory: Memory, message: str, commit: bool, force: bool) -> None:
+        """Delete a memory's file as one commit (`forget --hard`; call inside `writing()`).
+        Refused when the file has changes not committed, unless `force`."""
+        if not force:
+            self.keep_uncommitted(lambda: memory.path, "deleting it")
+        repo, store = self.repo(), self._store()
+        path = store.path_of(memory.path)
+        if not gitrepo.committed(repo, path):
+            staged = gitrepo.tracked(repo, path)  # added with --no-commit: unstage it too
+            store.delete(memory.path)
+            if staged:
+                gitrepo.commit(repo, [path], "", stage_only=True)
+            self.warn(f"{memory.id} was never committed: its file is deleted, and git cannot bring it back")
+            return
+        change = self.change(message, commit)
+        change.delete(memory.path)
+        self.land(change)
+
+    def keep_uncommitted(self, rel: Callable[[], str], verb: str) -> None:
+        """Refuse to `verb` a memory (its file is `rel()`) whose file has changes git does not
+        hold (staged or not), as `git rm` does: they would be lost without a trace."""
+        repo = self.repo()
+        try:
+            path = self._store().path_of(rel())
+        except MemgitError:
+            return  # no such memory now (deleted): no file whose changes could be lost
+        if gitrepo.committed(repo, path) and gitrepo.dirty(repo, path):
+            shown = os.path.relpath(path, repo.root)
+            raise MemgitError(
+                f"{shown} has changes that are not committed, and {verb} would lose them: commit them "
+                f"first to keep them in history (git commit {shown}), or use --force to drop them"
+            )
+
+    def change(self, message: str, commit: bool = True) -> changeset.ChangeSet:
+        return changeset.ChangeSet(self._store(), message, commit)
+
+    def land(self, change: changeset.ChangeSet) -> str | None:
+        """Write and commit a change set as one (call inside `writing()`)."""
+        if change and self._repo is not None:
+            root = self._repo.root
+            change.index = gitrepo.index_entries(
+                self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
+        return change.land(self.journal(), self.commit)
+
+    def text_of(self, memory: Memory) -> str:
+        """The file text memgit writes for `memory`, checked to read back exactly."""
+        text = fmt.dump(memory)
+        fmt.parse(text, memory.path, self._store().kinds)
+        return text
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An unfinished change finished (`sha`: its commit, if one was needed) or abandoned
+    (`restored`: the files put back); `left`: files changed by hand since, left alone."""
+
+    summary: str
+    sha: str | None
+    restored: tuple[str, ...]
+    left: tuple[str, ...]
+
+
+def commit_refusal(repo: gitrepo.Repo) -> str | None:
+    """Why a user's `git commit` must wait (git's pre-commit hook), or None: the commit would
+    take files staged by a memgit change that did not finish (a killed import). Its other
+    files would be missing, and the change would ride along with unrelated work unseen."""
+    journal = repo.git_dir / "memgit" / changeset.JOURNAL_NAME
+    if not journal.exists() or gitrepo.writing_now(repo):
+        return None  # nothing unfinished; or memgit is committing it right now (its own commit)
+    found = changeset.pending(journal, fmt.KINDS, clean=False)
+    if found is None:
+        return None
+    rels = [os.path.relpath(found.change.store.path_of(rel), repo.root) for rel in found.change.ops]
+    staged = gitrepo.staged_changes(repo, rels)
+    if not staged:
+        return None
+    shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
+    return (f"memgit: commit refused: {len(staged)} staged file(s) ({shown}) belong to a memgit change that did not "
+            f"finish, {found.summary}.\nmemgit: run 'memgit finish' to commit it on its own (then commit again), "
+            "or 'memgit abandon' to undo it; 'git commit --no-verify' commits anyway")
+
+
+def check_fields(kinds: Sequence[str], **fields: object) -> None:
+    """memgit's own writes are strict: refuse a value the format does not allow."""
+    source, kind = fields.get("source"), fields.get("kind")
+    if source is not None and source not in fmt.SOURCES:
+        raise MemgitError(f"unknown source {source!r}; use one of {', '.join(fmt.SOURCES)}")
+    if kind is not None and kind not in kinds:
+        raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(kinds)}")
+    task_id = fields.get("task_id")
+    if task_id is not None and "\n" in str(task_id):
+        raise MemgitError("task id must be one line")
+    confidence = fields.get("confidence")
+    if isinstance(confidence, (int, float)) and not 0.0 <= confidence <= 1.0:
+        raise MemgitError(f"confidence {confidence} is outside 0..1")
