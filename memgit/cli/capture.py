@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from memgit.cli.common import echo_json, open_memgit
+
 
 @click.command()
 @click.argument("transcript", required=False, metavar="[PATH|ID]")
@@ -38,7 +40,6 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     summary. Secrets are redacted, and what the store already knows is left out.
     """
     from memgit.capture import captures
-    from memgit.cli import _json, _open
 
     obj = ctx.find_root().obj or {}
     if transcript is not None and not pending:
@@ -52,12 +53,12 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         return
     if branch is not None and not do_apply:
         raise click.UsageError("--branch goes with --apply")
-    mem = _open(ctx)
+    mem = open_memgit(ctx)
     if pending:
         if transcript is None:
             items = captures.pending(mem)
             if as_json:
-                _json(items)
+                echo_json(items)
                 return
             for item in items:
                 click.echo(f"{item['id']}  {item.get('created', '')}  {len(item['candidates'])} memories  "
@@ -78,7 +79,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         proposal = mem.capture(transcript, llm_cmd=llm_cmd)
     if not do_apply:
         if as_json:
-            _json(proposal.to_dict(mem))
+            echo_json(proposal.to_dict(mem))
         else:
             sys.stdout.write(captures.render(mem, proposal))
         return
@@ -103,3 +104,6 @@ def _report(result: dict[str, Any], as_json: bool) -> None:
     else:
         click.echo("written and staged, not committed: review with 'git diff --cached', then commit",
                    err=True)
+
+
+COMMANDS = (capture,)

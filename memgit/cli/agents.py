@@ -1,7 +1,4 @@
-"""`memgit hooks`, `memgit checkpoint`, `memgit resume`: memgit in an agent's sessions.
-
-Registered on the main group by `memgit.cli`; like it, only parses, calls and prints.
-"""
+"""memgit in an agent's sessions: `hooks`, `checkpoint`, `resume`, and `mcp` (the MCP server)."""
 
 from __future__ import annotations
 
@@ -9,13 +6,7 @@ from pathlib import Path
 
 import click
 
-from memgit.errors import MemgitError
-
-
-def _cli():  # type: ignore[no-untyped-def]
-    from memgit import cli
-
-    return cli
+from memgit.cli.common import echo_json, open_memgit
 
 
 def _root(ctx: click.Context) -> Path:
@@ -125,7 +116,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         from memgit.git import hooks as githooks
 
         git_rows = [{"name": h.name, "state": h.state, "path": str(h.path)} for h in githooks.status(require(root))]
-        _cli()._json({"targets": rows, "git": git_rows, "last_failure": last[0] if last else None})
+        echo_json({"targets": rows, "git": git_rows, "last_failure": last[0] if last else None})
         return
     for row in rows:
         state = ", ".join(row["events"]) if row["events"] else "not installed"
@@ -153,7 +144,7 @@ def checkpoint(
     ctx: click.Context, intent: str | None, task_id: str | None, session: str | None, commit: bool
 ) -> None:
     """Save the current task's state as a checkpoint memory (staged, to ride with your commit)."""
-    memory = _cli()._open(ctx).checkpoint(intent=intent, task_id=task_id, session=session, commit=commit)
+    memory = open_memgit(ctx).checkpoint(intent=intent, task_id=task_id, session=session, commit=commit)
     click.echo(memory.id)
 
 
@@ -166,12 +157,21 @@ def checkpoint(
 @click.pass_context
 def resume(ctx: click.Context, task_id: str | None, budget: int | None, session: str | None) -> None:
     """Print what an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
-    given = _cli()._open(ctx).resume(task_id=task_id, budget=budget, session=session)
+    given = open_memgit(ctx).resume(task_id=task_id, budget=budget, session=session)
     if given.text:
         click.echo(given.text, nl=False)
     if given.reason:
         click.echo(given.reason, err=True)
 
 
-COMMANDS = (hooks, checkpoint, resume)
-__all__ = ["COMMANDS", "MemgitError"]
+@click.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve this repository's memory to an agent over MCP (stdio); needs memgit[mcp]."""
+    from memgit.mcpserver import serve
+
+    obj = ctx.find_root().obj or {}
+    serve(obj.get("path", "."), memory_dir=obj.get("memory_dir"))
+
+
+COMMANDS = (hooks, checkpoint, resume, mcp)

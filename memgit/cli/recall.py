@@ -1,0 +1,95 @@
+"""Asking memory: `recall`, and what came of it: `feedback`, `stats`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import click
+
+from memgit.cli.common import echo_json, json_option, open_memgit
+from memgit.errors import MemgitError
+
+
+@click.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 100), help="How many memories at most (default: [recall] k, 5; [inject] k, 3, for markdown).")
+@click.option("--task", "task_id", help="Prefer this task's memories; other tasks only if it has nothing relevant.")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Relevance floor (0 turns it off).")
+@click.option("--budget", type=click.IntRange(1), help="Token budget for what is printed (default: [inject] budget, 600, for markdown).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--all", "include_archived", is_flag=True, help="Include archived memories.")
+@click.option("--explain", is_flag=True,
+              help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
+@click.option("--session", metavar="ID", help="Leave out memories memgit already gave this agent session.")
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
+           min_score: float | None, budget: int | None, fmt: str, include_archived: bool, explain: bool,
+           session: str | None, as_json: bool) -> None:
+    """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
+    if query == "-":
+        query = sys.stdin.read()
+    if not query.strip():
+        raise click.UsageError("the query is empty: say what to recall, e.g. memgit recall 'how are configs parsed?'")
+    fmt = "json" if as_json else fmt
+    mem = open_memgit(ctx)
+    if fmt == "markdown":
+        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score)
+        if given.text:
+            click.echo(given.text, nl=False)
+        if given.reason:
+            click.echo(given.reason, err=True)
+        return
+    hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
+                      include_archived=include_archived, session=session)
+    reason = "nothing relevant found"
+    if budget is not None:
+        from memgit.recall.inject import fit
+
+        fitted = fit(hits, budget)
+        hits, reason = list(fitted.hits), fitted.reason or reason
+    if fmt == "json":
+        echo_json([hit.to_dict() for hit in hits])
+    else:
+        for hit in hits:
+            click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
+            click.echo(f"      {hit.path}")
+            if explain:
+                channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
+                click.echo(f"      relevance {hit.relevance:.2f}  {channels or 'precise match'}")
+    if not hits:
+        click.echo(reason, err=True)
+
+
+@click.command()
+@click.argument("ref")
+@click.option("--used", "verdict", flag_value="used", help="The memory helped.")
+@click.option("--ignored", "verdict", flag_value="ignored", help="It was recalled but not needed.")
+@click.option("--wrong", "verdict", flag_value="wrong", help="It was wrong or misleading.")
+@click.option("--session", metavar="ID", help="The agent session (default $MEMGIT_SESSION, else today).")
+@click.pass_context
+def feedback(ctx: click.Context, ref: str, verdict: str | None, session: str | None) -> None:
+    """Record whether a recalled memory was used, ignored or wrong (kept locally, never committed)."""
+    if verdict is None:
+        raise MemgitError("say how the memory did: --used, --ignored or --wrong")
+    record = open_memgit(ctx).feedback(ref, verdict, session=session)
+    click.echo(f"{record['id']} {record['verdict']}")
+
+
+@click.command()
+@click.option("--since", metavar="PERIOD", help="Only recalls, feedback and new memories since then (30d, 2w, a date).")
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, since: str | None, as_json: bool) -> None:
+    """Memory health: hit rate, freshness of used memories, repeat explanations, counts."""
+    info = open_memgit(ctx).stats(since=since)
+    if as_json:
+        echo_json(info)
+        return
+    for key, value in info.items():
+        click.echo(f"{key + ':':<24} {value}")
+
+
+COMMANDS = (recall, feedback, stats)

@@ -1,0 +1,57 @@
+"""`memgit reflect`: proposals that keep memory healthy, shown, applied or put on a branch."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import click
+
+from memgit.cli.common import echo_json, json_option, open_memgit
+from memgit.errors import MemgitError
+
+
+def _names(values: Sequence[str]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+@click.command()
+@click.option("--apply", "apply_", is_flag=True, help="Commit every proposal (one commit).")
+@click.option("--split", is_flag=True, help="With --apply or --branch: one commit per proposal.")
+@click.option("--branch", metavar="NAME", help="Commit the proposals on a new branch NAME from HEAD; "
+              "the current branch and working tree are left alone.")
+@click.option("--check", is_flag=True, help="Exit 1 when there is anything to propose (for CI).")
+@click.option("--only", multiple=True, metavar="KINDS",
+              help="Only these kinds of proposal, comma-separated: duplicates, supersessions, stale, "
+                   "eviction, promotion, hygiene.")
+@click.option("--exclude", multiple=True, metavar="IDS", help="Leave these memories alone (comma-separated).")
+@json_option
+@click.pass_context
+def reflect(ctx: click.Context, apply_: bool, split: bool, branch: str | None, check: bool,
+            only: Sequence[str], exclude: Sequence[str], as_json: bool) -> None:
+    """Propose changes that keep memory healthy, as a summary and a diff.
+
+    Merges duplicates, archives superseded, stale or unused memories, fixes renamed file
+    anchors and pins what is used; each proposal says why, with its evidence. Changes
+    nothing unless --apply or --branch.
+    """
+    if split and not (apply_ or branch):
+        raise MemgitError("--split needs --apply or --branch")
+    outcome = open_memgit(ctx).reflect(only=_names(only), exclude=_names(exclude), apply=apply_, split=split,
+                                 branch=branch)
+    found = outcome.reflection
+    if as_json:
+        echo_json({**found.to_dict(), "commits": list(outcome.commits), "branch": outcome.branch})
+    else:
+        click.echo(found.summary())
+        diff = found.diff()
+        if diff:
+            click.echo(diff, nl=False)
+    if outcome.commits:
+        where = f" on branch {outcome.branch}" if outcome.branch else ""
+        click.echo(f"committed {len(outcome.commits)} commit(s){where}: "
+                   f"{', '.join(c[:10] for c in outcome.commits)}", err=True)
+    if check and found.proposals:
+        ctx.exit(1)
+
+
+COMMANDS = (reflect,)
