@@ -18,7 +18,7 @@ from memgit.errors import MemgitError
 if TYPE_CHECKING:
     from memgit.api import Memgit, open
     from memgit.memory.format import Memory, Problem
-    from memgit.recall.recall import Hit
+    from memgit.recall.hit import Hit
 
 __all__ = ["Hit", "Memgit", "MemgitError", "Memory", "Problem", "open"]
 
@@ -27,7 +27,7 @@ _LAZY = {
     "Memgit": "memgit.api",
     "Memory": "memgit.memory.format",
     "Problem": "memgit.memory.format",
-    "Hit": "memgit.recall.recall",
+    "Hit": "memgit.recall.hit",
 }
 
 
@@ -35,6 +35,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'memgit' has no attribute {name!r}")
-    import importlib
+    import importlib  # the names are imported when first used
 
     return getattr(importlib.import_module(module), name)

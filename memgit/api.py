@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from memgit import config as config_mod
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
+from memgit.index.session import MEMORY_DIR, Session, index_path
 from memgit.memory import format as fmt
-from memgit.memory import patch
+from memgit.memory import lenient, patch
 from memgit.memory.format import Memory, Problem
 from memgit.memory.trust import sort as sort_supersedes
 from memgit.recall import lookup
-from memgit.session import MEMORY_DIR, Session, index_path
 from memgit.store.folder import Store, refuse_outside
 from memgit.store.history import Change, changes_of, path_in_history
 from memgit.store.writer import Settled, Writer, check_fields
@@ -162,7 +162,7 @@ class Memgit:
             if created:
                 self.memory_dir.mkdir(parents=True, exist_ok=True)
                 Store(self.memory_dir).write_text(config_mod.CONFIG_NAME, config_mod.DEFAULT_TOML)
-            from memgit.git import mergesetup
+            from memgit.git import mergesetup  # only this verb needs it: a cold recall stays light
 
             attributes = mergesetup.write_attributes(repo, self.memory_dir)
             mergesetup.configure(repo)
@@ -346,7 +346,7 @@ class Memgit:
             memory = self.get(ref)
             if base is not None and memory != base:
                 raise MemgitError(f"{memory.id} changed while you were editing it; nothing was written")
-            edited = fmt.parse(text, memory.path, self.config.kinds)
+            edited = lenient.parse(text, memory.path, self.config.kinds)
             if edited.id != memory.id:
                 raise MemgitError(f"the id changed ({memory.id} → {edited.id}); ids are stable, keep {memory.id}")
             if edited == memory:
@@ -392,7 +392,7 @@ class Memgit:
         Returns None when the memory is already exactly as it was at `to`. Refused when its
         file has changes not committed, unless `force`."""
         self._require_store()
-        from memgit.store.history import rollback
+        from memgit.store.history import rollback  # only this verb needs it: a cold recall stays light
 
         with self.writer.writing():
             memories = self.store.load().memories
@@ -418,7 +418,7 @@ class Memgit:
         """Everything a revision range changes under the memory folder: its memory changes and
         every other file (`config.toml` setting by setting). See `memgit.memdiff`."""
         self._require_store()
-        from memgit.git.memdiff import review
+        from memgit.git.memdiff import review  # only this verb needs it: a cold recall stays light
 
         repo = self.repo or self.writer.repo()
         return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
@@ -427,7 +427,7 @@ class Memgit:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self._require_store()
-        from memgit.store import lint
+        from memgit.store import lint  # only this verb needs it: a cold recall stays light
 
         return lint.lint(self.store, self.writer, fix=fix, commit=commit)
 
@@ -454,7 +454,7 @@ class Memgit:
         self._require_store()
         with self.writer.writing():
             existing = self._current()
-            from memgit.store import transfer
+            from memgit.store import transfer  # only this verb needs it: a cold recall stays light
 
             memories, report = transfer.plan_import(
                 lines,
@@ -471,7 +471,7 @@ class Memgit:
 
     def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> Any:
         """Memories a session transcript suggests (`memgit.capture.Proposal`); writes nothing."""
-        from memgit.capture.capture import propose
+        from memgit.capture.capture import propose  # only this verb needs it: a cold recall stays light
 
         return propose(self, Path(transcript), llm_cmd=llm_cmd)
 
@@ -505,7 +505,7 @@ class Memgit:
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
         `session` leaves out what memgit already gave that agent session.
         """
-        from memgit.recall import recall as recall_mod
+        from memgit.recall import recall as recall_mod  # only this verb needs it: a cold recall stays light
 
         k = self.config.recall_k if k is None else k
         skip = set(self._known(session))
@@ -542,7 +542,7 @@ class Memgit:
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
         why it is empty."""
-        from memgit.recall.inject import HEADER, fit
+        from memgit.recall.inject import HEADER, fit  # only this verb needs it: a cold recall stays light
 
         c = self.config
         k = c.inject_k if k is None else k
@@ -553,6 +553,7 @@ class Memgit:
         hits = self.recall(query, k, task_id=task_id, kinds=kinds, min_score=floor, record=False)
         given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
         if record and self.repo is not None:
+            # only this verb needs it: a cold recall stays light
             from memgit.recall.recall import record_recall
 
             record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
@@ -560,7 +561,7 @@ class Memgit:
         return given
 
     def _known(self, session: str | None) -> builtins.list[str]:
-        from memgit.agents import known
+        from memgit.agents import known  # only this verb needs it: a cold recall stays light
 
         state = known.load(self.repo.git_dir, session) if session and self.repo is not None else None
         return state.known if state is not None else []
@@ -570,14 +571,14 @@ class Memgit:
     def checkpoint(self, *, intent: str | None = None, task_id: str | None = None, session: str | None = None,
                    commit: bool = False) -> Memory:
         """Save the current task's state as a checkpoint memory (staged unless `commit`)."""
-        from memgit.agents import checkpoint
+        from memgit.agents import checkpoint  # only this verb needs it: a cold recall stays light
 
         return checkpoint.save(self, intent=intent, task=task_id, session=session, commit=commit)
 
     def resume(self, *, task_id: str | None = None, budget: int | None = None,
                session: str | None = None) -> "Injection":
         """What an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
-        from memgit.agents import briefing
+        from memgit.agents import briefing  # only this verb needs it: a cold recall stays light
 
         return briefing.resume(self, task=task_id, budget=budget, known=self._known(session))
 
@@ -602,19 +603,19 @@ class Memgit:
         (commits on a new branch from HEAD; the working tree is left alone). `only` and
         `exclude` narrow it to kinds of proposal (`memgit.reflect.CATEGORIES`) and memories.
         """
-        from memgit.reflect import upkeep
+        from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.reflect(self, only=only, exclude=exclude, apply=apply, split=split, branch=branch, now=now)
 
     def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
         """Record that a recalled memory was used, ignored or wrong (local, never committed)."""
-        from memgit.reflect import upkeep
+        from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.feedback(self, ref, verdict, session)
 
     def stats(self, *, since: str | None = None) -> dict[str, Any]:
         """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""
-        from memgit.reflect import upkeep
+        from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.stats(self, since)
 
@@ -630,7 +631,7 @@ class Memgit:
             info["untracked_files"] = sum(1 for rel in gitrepo.untracked(self.repo, self.memory_dir) if rel in indexed)
             interrupted = self.writer.interrupted()
             info["interrupted_change"] = interrupted.summary if interrupted else None
-            from memgit.git.mergesetup import state
+            from memgit.git.mergesetup import state  # only this verb needs it: a cold recall stays light
 
             info["merge_driver"] = state(self.repo, self.memory_dir)
         if info.get("last_sync"):

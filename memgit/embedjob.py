@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 from memgit.index import embedjob
+from memgit.index.db import Database
+from memgit.index.vectors import Vectors
 
 
 def run(db_path: Path, embedder_name: str) -> int:
@@ -26,8 +28,6 @@ def _embed(db_path: Path, embedder_name: str) -> int:
         pass
     if not db_path.is_file():
         return 0  # the index was deleted: the next recall rebuilds it and starts again
-    from memgit.index.db import Database
-    from memgit.index.vectors import Vectors
 
     db = Database(db_path, lambda message: None)  # what goes wrong is raised below
     vectors = Vectors(db, embedder_name)

@@ -17,8 +17,8 @@ def sync(start: Path) -> None:
 
     One process embeds per index: while embedding, this holds the lock the background job
     (`memgit.embedjob`) holds, and when a job already runs it leaves the embedding to it."""
-    from memgit.api import open as open_store
-    from memgit.index import embedjob
+    from memgit.api import open as open_store  # only the hook that runs needs it
+    from memgit.index import embedjob  # only the hook that runs needs it
 
     with open_store(start, warn=lambda message: None) as mem:
         if not mem.memory_dir.is_dir():
@@ -35,8 +35,8 @@ def pre_commit(start: Path, out: Callable[[str], None]) -> int:
     """Lint the staged memory files; 1 when the commit would take staged files of a memgit
     change that did not finish, or a staged file under the memory folder adds a likely secret
     (unless allowed) or is over the size limit (`memgit.gate`)."""
-    from memgit.git.gate import check_commit
-    from memgit.store.writer import commit_refusal
+    from memgit.git.gate import check_commit  # only the hook that runs needs it
+    from memgit.store.writer import commit_refusal  # only the hook that runs needs it
 
     repo = gitrepo.require(start)
     refusal = commit_refusal(repo)  # staged files of a memgit change that did not finish

@@ -34,7 +34,7 @@ HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"
 
 
 def _git_dir(cwd: Path) -> Path | None:
-    from memgit.git import repo as gitrepo
+    from memgit.git import repo as gitrepo  # only the event that runs needs it: a hook starts fast
 
     try:
         repo = gitrepo.find(cwd)
@@ -76,8 +76,8 @@ def read_payload(stream: Any) -> dict[str, Any]:
 
 def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     """What to print for one event ("" for nothing); raises on any problem."""
-    from memgit.agents import known, taskid
-    from memgit.api import open as open_store
+    from memgit.agents import known, taskid  # only the event that runs needs it: a hook starts fast
+    from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
 
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
@@ -95,7 +95,7 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     state = known.load(git_dir, session_id)
     source = str(payload.get("source") or "")
     if state is None or (event == "session-start" and source in ("startup", "clear")):
-        from memgit.agents import repostate
+        from memgit.agents import repostate  # only the event that runs needs it: a hook starts fast
 
         state = known.SessionState(
             session_id,
@@ -109,7 +109,7 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     state.transcript = transcript or state.transcript
     out = ""
     if event == "session-start":
-        from memgit.agents import briefing
+        from memgit.agents import briefing  # only the event that runs needs it: a hook starts fast
 
         if source == "compact":
             state.known = []  # the compaction took them out of the agent's context
@@ -117,7 +117,7 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
         state.add([h.id for h in given.hits])
         out = _context(event, given.text)
     elif event == "user-prompt":
-        from memgit.agents import briefing
+        from memgit.agents import briefing  # only the event that runs needs it: a hook starts fast
 
         prompt = str(payload.get("prompt") or "")
         if prompt.strip():
@@ -125,11 +125,11 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
             state.add([h.id for h in given.hits])
             out = _context(event, given.text)
     elif event == "pre-compact":
-        from memgit.agents import checkpoint
+        from memgit.agents import checkpoint  # only the event that runs needs it: a hook starts fast
 
         checkpoint.write(mem, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
     else:
-        from memgit.agents import handoff
+        from memgit.agents import handoff  # only the event that runs needs it: a hook starts fast
 
         handoff.end_session(mem, state, agent=agent, reason=str(payload.get("reason") or event))
     known.save(git_dir, state)
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 def console() -> None:
     """`memgit-hook AGENT EVENT`: the command committed into shared agent settings."""
     try:
-        from memgit import launch
+        from memgit import launch  # only the event that runs needs it: a hook starts fast
 
         launch.isolate("memgit.hookrun", sys.argv[1:])
         code = main()

@@ -26,7 +26,7 @@ HOOK_COMMAND = "memgit-hook"
 
 
 def _in_user_site() -> bool:
-    import site
+    import site  # only to tell a user-site install
 
     try:
         user_site = Path(site.getusersitepackages()).resolve()

@@ -34,9 +34,9 @@ INSTRUCTIONS = (
 
 def _sdk() -> tuple[Any, Any, Any]:
     try:
-        from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ToolError
-        from pydantic import Field
+        from mcp.server.mcpserver import MCPServer  # the MCP SDK only under `memgit mcp`
+        from mcp.server.mcpserver.exceptions import ToolError  # the MCP SDK only under `memgit mcp`
+        from pydantic import Field  # the MCP SDK only under `memgit mcp`
     except ImportError:
         raise MemgitError("the MCP server needs the MCP SDK: pip install 'memgit[mcp]'") from None
     return MCPServer, ToolError, Field
@@ -80,7 +80,7 @@ def build(mem: "Memgit") -> "MCPServer":
         hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived)
         reason = "nothing relevant found" if not hits else None
         if budget is not None:
-            from memgit.recall.inject import fit
+            from memgit.recall.inject import fit  # when the server starts
 
             fitted = fit(hits, budget)
             hits, reason = list(fitted.hits), fitted.reason or reason
@@ -184,7 +184,7 @@ def build(mem: "Memgit") -> "MCPServer":
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # only for the version
 
     try:
         return version("memgit")
@@ -194,7 +194,7 @@ def _version() -> str:
 
 def serve(path: str | Path = ".", memory_dir: str | None = None) -> None:
     """Run the server on stdio until the client closes it."""
-    from memgit.api import open as open_store
+    from memgit.api import open as open_store  # when the server starts
 
     def warn(message: str) -> None:
         print(f"memgit: {message}", file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import memgit
-from memgit.memory import format as fmt
+from memgit.memory import lenient
 
 from .conftest import git
 
@@ -41,7 +41,7 @@ def test_markers_in_the_body_keep_the_body_searchable(newline: str) -> None:
         "---", "title: Cache TTL", "---", "", "The TTL is", "<<<<<<< HEAD", "60 seconds", "=======",
         "300 seconds", ">>>>>>> feature/ttl", "",
     ])
-    memory, problems = fmt.check(text.encode(), "ttl.md")
+    memory, problems = lenient.check(text.encode(), "ttl.md")
     assert memory is not None and "60 seconds" in memory.body and "300 seconds" in memory.body
     assert [(p.line, p.message) for p in problems] == [(6, "unresolved merge conflict markers (<<<<<<<): resolve them")]
 
@@ -51,14 +51,14 @@ def test_markers_in_the_front_matter_read_the_first_side_diff3_too() -> None:
         "---\ntitle: TTL\n<<<<<<< HEAD\nconfidence: 0.6\n||||||| base\nconfidence: 0.5\n=======\n"
         "confidence: 0.9\ntags: [x]\n>>>>>>> other\nkind: lesson\n---\nbody\n"
     )
-    memory, problems = fmt.check(text, "ttl.md")
+    memory, problems = lenient.check(text, "ttl.md")
     assert memory is not None
     assert (memory.confidence, memory.kind, memory.tags, memory.body) == (0.6, "lesson", (), "body")
     assert [p.line for p in problems] == [3]
 
 
 def test_a_setext_heading_is_not_a_conflict() -> None:
-    memory, problems = fmt.check("---\ntitle: t\n---\nHeading\n=======\n\ntext\n", "h.md")
+    memory, problems = lenient.check("---\ntitle: t\n---\nHeading\n=======\n\ntext\n", "h.md")
     assert problems == [] and memory is not None
 
 

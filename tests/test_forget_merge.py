@@ -16,6 +16,7 @@ import pytest
 
 import memgit
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 
 from .conftest import git
 
@@ -47,7 +48,7 @@ def stamp(repo: Path, rel: str, when: str) -> None:
 
 
 def state(repo: Path, rel: str) -> fmt.Memory:
-    memory, problems = fmt.check((repo / ".memory" / rel).read_bytes(), rel)
+    memory, problems = lenient.check((repo / ".memory" / rel).read_bytes(), rel)
     assert memory is not None and problems == []
     return memory
 

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 import memgit
 from memgit.cli import cli
+from memgit.memory import lenient
 
 from .conftest import ROOT, git
 
@@ -116,11 +117,10 @@ def test_the_cli_shows_and_lists_them_and_warns_about_the_binary_file_every_time
 
 def test_memgit_writes_stay_strict(store: Path) -> None:
     from memgit.errors import MemgitError
-    from memgit.memory import format as fmt
 
     for name in ("naive-time.md", "confidence-high.md", "unknown-kind.md", "conflict-front.md"):
         with pytest.raises(MemgitError):
-            fmt.parse((DATA / name).read_bytes(), name)
+            lenient.parse((DATA / name).read_bytes(), name)
     mem = memgit.open(store, warn=lambda message: None)
     with pytest.raises(MemgitError, match="unknown kind"):
         mem.update("unknown-kind", kind="gotcha")

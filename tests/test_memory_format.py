@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from memgit.errors import MemgitError
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 
 from .conftest import EXAMPLE
@@ -20,7 +21,7 @@ def example_files() -> list[Path]:
 
 
 def test_example_store_has_every_kind() -> None:
-    kinds = {fmt.parse(p.read_bytes(), p.name).kind for p in example_files()}
+    kinds = {lenient.parse(p.read_bytes(), p.name).kind for p in example_files()}
     assert kinds == set(fmt.KINDS)
     assert 20 <= len(example_files()) <= 40
 
@@ -28,7 +29,7 @@ def test_example_store_has_every_kind() -> None:
 @pytest.mark.parametrize("path", example_files(), ids=lambda p: p.name)
 def test_example_files_round_trip_byte_for_byte(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    assert fmt.dump(fmt.parse(text, path.name)) == text
+    assert fmt.dump(lenient.parse(text, path.name)) == text
 
 
 def test_field_order_and_omitted_empties() -> None:
@@ -40,14 +41,14 @@ def test_field_order_and_omitted_empties() -> None:
 
 def test_timestamps_stay_strings_and_are_not_filled_in() -> None:
     text = "---\nid: a\ntitle: t\nkind: fact\nconfidence: 0.9\nsource: user\ncreated: 2026-01-02T03:04:05+01:00\n---\n\nbody\n"
-    memory = fmt.parse(text)
+    memory = lenient.parse(text)
     assert memory.created == "2026-01-02T03:04:05+01:00"
     assert memory.updated is None
     assert fmt.dump(memory) == text
 
 
 def test_hand_written_file_gets_defaults_and_path_id() -> None:
-    memory = fmt.parse("Use uv, not pip, to add dependencies.\n", "team/tooling notes.md")
+    memory = lenient.parse("Use uv, not pip, to add dependencies.\n", "team/tooling notes.md")
     assert memory.id == "team.tooling-notes"
     assert memory.title == "Use uv, not pip, to add dependencies."
     assert (memory.kind, memory.source, memory.confidence, memory.status) == ("fact", "user", 0.9, "active")
@@ -55,14 +56,14 @@ def test_hand_written_file_gets_defaults_and_path_id() -> None:
 
 def test_unknown_keys_are_kept() -> None:
     text = "---\nid: a\ntitle: t\nkind: fact\nconfidence: 0.9\nsource: user\nreviewed_by: ana\nlinks:\n- x\n---\n"
-    memory = fmt.parse(text)
+    memory = lenient.parse(text)
     assert memory.extra == {"reviewed_by": "ana", "links": ["x"]}
     assert fmt.dump(memory) == text
 
 
 def test_source_sets_default_confidence() -> None:
-    assert fmt.parse("---\ntitle: t\nsource: inferred\n---\n").confidence == 0.5
-    assert fmt.parse("---\ntitle: t\nsource: static\n---\n").confidence == 0.7
+    assert lenient.parse("---\ntitle: t\nsource: inferred\n---\n").confidence == 0.5
+    assert lenient.parse("---\ntitle: t\nsource: static\n---\n").confidence == 0.7
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,7 @@ def test_source_sets_default_confidence() -> None:
     ],
 )
 def test_problems_name_line_and_reason(text: str, line: int, reason: str) -> None:
-    memory, problems = fmt.check(text, "bad.md")
+    memory, problems = lenient.check(text, "bad.md")
     assert problems, text
     assert problems[0].line == line
     assert reason in problems[0].message
@@ -99,20 +100,20 @@ def test_problems_name_line_and_reason(text: str, line: int, reason: str) -> Non
     ],
 )
 def test_text_memgit_cannot_store_is_a_problem(text: str, reason: str) -> None:
-    memory, problems = fmt.check(text, "x.md")
+    memory, problems = lenient.check(text, "x.md")
     assert memory is not None or problems
     assert any(reason in p.message for p in problems), problems
 
 
 def test_bytes_problems() -> None:
-    assert "UTF-8" in fmt.check(b"---\ntitle: caf\xe9\n---\n", "x.md")[1][0].message
-    assert "binary" in fmt.check(b"\x00\x01\x02", "x.md")[1][0].message
-    assert "1 MB" in fmt.check(b"a" * (fmt.MAX_FILE_BYTES + 1), "x.md")[1][0].message
+    assert "UTF-8" in lenient.check(b"---\ntitle: caf\xe9\n---\n", "x.md")[1][0].message
+    assert "binary" in lenient.check(b"\x00\x01\x02", "x.md")[1][0].message
+    assert "1 MB" in lenient.check(b"a" * (fmt.MAX_FILE_BYTES + 1), "x.md")[1][0].message
 
 
 def test_parse_raises_memgit_error() -> None:
     with pytest.raises(MemgitError, match="bad.md:3"):
-        fmt.parse("---\ntitle: t\nconfidence: 7\n---\n", "bad.md")
+        lenient.parse("---\ntitle: t\nconfidence: 7\n---\n", "bad.md")
 
 
 def test_count_tokens_is_model_free_and_counts_cjk() -> None:
@@ -141,7 +142,7 @@ text_st = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_
 def test_dump_parse_round_trip_property(title: str, body: str, tags: list[str], confidence: float) -> None:
     memory = Memory(id="m-abc", title=title, body=body.replace("\r", "").strip(), tags=tuple(tags), confidence=confidence)
     text = fmt.dump(memory)
-    again = fmt.parse(text, "x.md")
+    again = lenient.parse(text, "x.md")
     assert fmt.dump(again) == text
 
 
@@ -162,12 +163,12 @@ def test_dump_parse_round_trip_property(title: str, body: str, tags: list[str], 
     ],
 )
 def test_confidence_is_read_liberally(written: str, read: float, reported: bool) -> None:
-    memory, problems = fmt.check(f"---\ntitle: t\nsource: inferred\nconfidence: {written}\n---\n", "c.md")
+    memory, problems = lenient.check(f"---\ntitle: t\nsource: inferred\nconfidence: {written}\n---\n", "c.md")
     assert memory is not None and memory.confidence == read
     assert bool(problems) is reported
     if reported:
         with pytest.raises(MemgitError):
-            fmt.parse(f"---\ntitle: t\nsource: inferred\nconfidence: {written}\n---\n")
+            lenient.parse(f"---\ntitle: t\nsource: inferred\nconfidence: {written}\n---\n")
 
 
 @pytest.mark.parametrize(
@@ -189,20 +190,20 @@ def test_confidence_is_read_liberally(written: str, read: float, reported: bool)
     ],
 )
 def test_odd_fields_are_read_liberally_and_reported(field: str, written: str, read: object) -> None:
-    memory, problems = fmt.check(f"---\ntitle: title\n{field}: {written}\n---\nbody\n", "x.md")
+    memory, problems = lenient.check(f"---\ntitle: title\n{field}: {written}\n---\nbody\n", "x.md")
     assert memory is not None and getattr(memory, field) == read
     assert [p.line for p in problems] == [3], problems
 
 
 def test_only_files_without_text_are_unusable() -> None:
-    assert fmt.check(b"\x00\x01\x02", "x.md")[0] is None
-    assert fmt.check(b"a" * (fmt.MAX_FILE_BYTES + 1), "x.md")[0] is None
+    assert lenient.check(b"\x00\x01\x02", "x.md")[0] is None
+    assert lenient.check(b"a" * (fmt.MAX_FILE_BYTES + 1), "x.md")[0] is None
     for text, reason in [
         ("---\ntitle: [unclosed\n---\nbody\n", "invalid YAML"),
         ("---\na: &x [1, 2]\nb: *x\ntitle: kept\n---\n", "aliases"),
         ("---\ntitle: kept\nx: " + "[" * 400 + "]" * 400 + "\n---\n", "nests too deeply"),
         ("---\ntitle: kept\nfiller: '" + "x" * fmt.MAX_FRONT_MATTER_BYTES + "'\n---\nbody\n", "64 KB"),
     ]:
-        memory, problems = fmt.check(text, "x.md")
+        memory, problems = lenient.check(text, "x.md")
         assert memory is not None and any(reason in p.message for p in problems), (text[:40], problems)
-    assert fmt.check("---\na: &x [1, 2]\nb: *x\ntitle: kept\n---\n", "x.md")[0].title == "kept"  # type: ignore[union-attr]
+    assert lenient.check("---\na: &x [1, 2]\nb: *x\ntitle: kept\n---\n", "x.md")[0].title == "kept"  # type: ignore[union-attr]

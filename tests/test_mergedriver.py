@@ -11,6 +11,7 @@ import pytest
 import memgit
 from memgit.git.mergedriver import merge_texts
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 
 from .conftest import git
@@ -37,7 +38,7 @@ def put(repo: Path, memory: Memory, message: str = "memory") -> None:
 
 def read(repo: Path, memory_id: str) -> Memory:
     path = repo / ".memory" / f"{memory_id}.md"
-    memory, _ = fmt.check(path.read_bytes(), path.name)
+    memory, _ = lenient.check(path.read_bytes(), path.name)
     assert memory is not None
     return memory
 
@@ -103,7 +104,7 @@ def test_both_edit_one_memory(repo: Path, mem: memgit.Memgit, how: str) -> None:
     assert merged.files == ("src/config.py",)
     assert merged.updated == T2
     assert merged.body == "Since 2.0 it returns (path, Config).\n\nCallers unpack it.\n\nOurs: see docs/config.md."
-    assert fmt.check((repo / ".memory" / f"{start.id}.md").read_bytes(), "x.md")[1] == []
+    assert lenient.check((repo / ".memory" / f"{start.id}.md").read_bytes(), "x.md")[1] == []
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -154,7 +155,7 @@ def test_body_conflict_leaves_markers_in_the_body_only(repo: Path, mem: memgit.M
     text = (repo / ".memory" / f"{start.id}.md").read_text()
     front, body = text.split("\n---\n", 1)
     assert "<<<<<<<" not in front and "<<<<<<< HEAD" in body and ">>>>>>> feature" in body
-    memory, problems = fmt.check(text, "x.md")
+    memory, problems = lenient.check(text, "x.md")
     assert memory is not None and memory.tags == ("ours", "config", "api") and memory.updated == T2
     assert [p.message for p in problems] == ["unresolved merge conflict markers (<<<<<<<): resolve them"]
     assert any("conflict markers" in p.message for p in mem.lint())
@@ -219,10 +220,10 @@ def test_confidence_follows_the_source_rule_when_both_changed() -> None:
     ours = replace(start, source="inferred", confidence=0.95, updated=T2)
     theirs = replace(start, source="user", confidence=0.6, updated=T1)
     merged = merge_texts(*texts(start, ours, theirs), path="m.md")
-    memory = fmt.parse(merged.text)
+    memory = lenient.parse(merged.text)
     assert (memory.source, memory.confidence, memory.updated) == ("user", 0.6, T2)
     higher = merge_texts(*texts(start, replace(start, confidence=0.8), replace(start, confidence=0.75)), path="m.md")
-    assert fmt.parse(higher.text).confidence == 0.8
+    assert lenient.parse(higher.text).confidence == 0.8
 
 
 def test_both_changed_a_field_the_later_wins_and_it_is_noted() -> None:
@@ -230,7 +231,7 @@ def test_both_changed_a_field_the_later_wins_and_it_is_noted() -> None:
     ours = replace(start, kind="lesson", updated=T2)
     theirs = replace(start, kind="convention", updated=T3)
     merged = merge_texts(*texts(start, ours, theirs), path="m.md")
-    assert fmt.parse(merged.text).kind == "convention"
+    assert lenient.parse(merged.text).kind == "convention"
     assert merged.notes == ["m.md: both sides changed 'kind'; kept theirs ('convention'), updated later"]
 
 
@@ -239,7 +240,7 @@ def test_added_on_both_sides_without_an_ancestor() -> None:
     theirs = base_memory(tags=("b",), updated=T2, body="Another body.")
     merged = merge_texts("", *texts(ours, theirs), path="m.md")
     assert merged.conflict  # two different bodies and no ancestor: a person decides
-    memory, _ = fmt.check(merged.text, "m.md")
+    memory, _ = lenient.check(merged.text, "m.md")
     assert memory is not None and memory.tags == ("a", "b")
 
 
@@ -247,7 +248,7 @@ def test_unknown_keys_and_hand_written_files() -> None:
     start = base_memory(extra={"reviewed_by": "ana"})
     ours = replace(start, extra={"reviewed_by": "ana", "ticket": "OPS-1"}, updated=T1)
     theirs = replace(start, extra={}, updated=T2)
-    memory = fmt.parse(merge_texts(*texts(start, ours, theirs), path="m.md").text)
+    memory = lenient.parse(merge_texts(*texts(start, ours, theirs), path="m.md").text)
     assert dict(memory.extra) == {"ticket": "OPS-1"}
     plain = merge_texts("a\nb\nc\n", "A\nb\nc\n", "a\nb\nC\n", path="notes.md")  # no front-matter: plain text
     assert (plain.text, plain.conflict) == ("A\nb\nC\n", False)
@@ -259,7 +260,7 @@ def test_a_hand_written_file_keeps_its_comments() -> None:
     theirs = start.replace("Body.", "Body, edited.")
     merged = merge_texts(start, ours, theirs, path="m.md")
     assert "confidence: 0.8  # a guess" in merged.text and "Body, edited." in merged.text
-    assert fmt.parse(merged.text).tags == ("a", "b")
+    assert lenient.parse(merged.text).tags == ("a", "b")
 
 
 def test_bad_inputs_never_lose_a_side(tmp_path: Path) -> None:

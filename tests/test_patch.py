@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.patch import patch
 
 from .conftest import git
@@ -122,7 +123,7 @@ def test_example_files_patch_to_the_same_text_as_dump() -> None:
 
     for path in sorted(EXAMPLE.glob("*.md")):
         text = path.read_text(encoding="utf-8")
-        memory = fmt.parse(text, path.name)
+        memory = lenient.parse(text, path.name)
         new = fmt.Memory(**{**memory.__dict__, "confidence": 0.42, "title": "A new title"})
         assert patch(text, {"confidence": 0.42, "title": "A new title"}) == fmt.dump(new), path.name
 
@@ -149,5 +150,5 @@ def test_patch_reads_back_as_the_edit_property(title: str, body: str, tags: list
     changes = {"title": new_title, "tags": tuple(new_tags), "confidence": confidence, "task_id": task_id}
     patched = patch(text, changes)
     assert patched is not None
-    assert fmt.check(patched, "x.md")[0] == fmt.Memory(**{**old.__dict__, **changes})  # type: ignore[arg-type]
+    assert lenient.check(patched, "x.md")[0] == fmt.Memory(**{**old.__dict__, **changes})  # type: ignore[arg-type]
     assert ("\r\n" in patched) is crlf and (crlf or "\r" not in patched)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import memgit
 from memgit.errors import MemgitError
 
 from .conftest import git

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from memgit.agents import checkpoint, repostate
+from memgit.agents import checkpoint, repostate, taskid
 from memgit.recall.inject import HEADER, Injection, fit
 from memgit.recall.recall import Hit
 
@@ -141,8 +141,6 @@ def resume(
 ) -> Injection:
     """`memgit resume`: the task's latest checkpoint first (the task as `memgit.taskid`
     decides it), then memories relevant to it and to the repository's state."""
-    from memgit.agents import taskid
-
     if mem.repo is not None:
         task = taskid.task_for(mem.repo.root, explicit=task)
     given = session_start(mem, task=task, known=known, budget=budget, compact=True)

@@ -2,7 +2,7 @@
 ("### Human / ### Assistant", "User: / Assistant:", "用户：/ 助手：", Aider's
 `.aider.chat.history.md`), and Cursor's agent transcripts (JSONL lines
 `{"role": "user"|"assistant", "message": {"content": [...]}}`, the user's words inside
-`<user_query>`). Read into the same events as `memgit.transcripts`.
+`<user_query>`). Read into the same events as `memgit.agents.transcripts`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from memgit.agents.events import Event, Transcript, _blocks_text, _cut, _records, _tool_call, _user_text
 from memgit.agents.sessionfiles import open_regular
-from memgit.agents.transcripts import Event, Transcript, _blocks_text, _cut, _records, _tool_call, _user_text
 
 
 def looks_like_chat(head: str) -> bool:

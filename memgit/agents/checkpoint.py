@@ -19,14 +19,16 @@ checkpoint, so recall gives only the latest.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-from memgit.agents import agentlog, repostate
+from memgit.agents import agentlog, known, repostate, taskid
 from memgit.errors import MemgitError
 from memgit.memory import format as fmt
+from memgit.memory.credentials import find_in_memory
 
 TTL_DAYS = 7
 MAX_LINES = 12
@@ -144,7 +146,6 @@ def write(
     while fmt.count_tokens(body) > budget and "\n" in body:
         body = body.rsplit("\n", 1)[0]  # from the end: intent and state matter most
     stamp = datetime.now(timezone.utc).replace(microsecond=0)
-    from memgit.memory.credentials import find_in_memory
 
     with mem.writer.writing():
         previous = latest(mem, task)
@@ -183,9 +184,6 @@ def save(
     """`memgit checkpoint`: the task from `--task`, `MEMGIT_TASK` or the rule of
     `memgit.taskid`; the session (given, or the agent's own from `CLAUDE_CODE_SESSION_ID`)
     supplies the starting commit and the transcript when memgit has seen it start."""
-    import os
-
-    from memgit.agents import known, repostate, taskid
 
     repo = mem.writer.repo()
     session = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or None

@@ -36,6 +36,7 @@ from memgit.git import repo as gitrepo
 from memgit.memory import format as fmt
 from memgit.memory.credentials import find_secrets
 from memgit.memory.format import Memory
+from memgit.reflect.duplicates import Detector
 
 MARKER = "[secret redacted]"
 NEAR_DUPLICATE = 0.8  # share of a candidate's words already in one memory
@@ -142,7 +143,6 @@ def _detected(existing: list[Memory], candidates: list[Candidate]) -> dict[int, 
     a candidate has no vector yet). One detector over the store and the candidates."""
     if not existing or not candidates:
         return {}
-    from memgit.reflect.duplicates import Detector
 
     probes = {f"capture-candidate-{n}": n for n in range(len(candidates))}
     memories = [Memory(id=pid, title=c.title, body=c.body, kind=c.kind, files=c.files, symbols=c.symbols)

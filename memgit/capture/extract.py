@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memgit.agents.transcripts import EDIT_TOOLS, SHELL_TOOLS, Event, Transcript
+from memgit.agents.events import EDIT_TOOLS, SHELL_TOOLS, Event, Transcript
 from memgit.memory.anchors import extract_anchors
 from memgit.memory.format import count_tokens
 

@@ -10,7 +10,7 @@ from memgit.cli.common import echo_json, open_memgit
 
 
 def _root(ctx: click.Context) -> Path:
-    from memgit.git.repo import require
+    from memgit.git.repo import require  # when the command runs: `memgit --help` stays light
 
     return require(Path(ctx.find_root().obj.get("path", ".")).resolve()).root
 
@@ -32,7 +32,7 @@ def hooks() -> None:
 def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: bool, dry_run: bool) -> None:
     """Add memgit's hooks to TARGET (claude, codex: merged into their settings; git: its hooks
     folder, a hook already there kept and run first, and the merge driver)."""
-    from memgit.agents import agenthooks
+    from memgit.agents import agenthooks  # when the command runs: `memgit --help` stays light
 
     if target == "git":
         _git_hooks(ctx, "install", dry_run)
@@ -40,7 +40,7 @@ def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: boo
     plan = agenthooks.target(target).install(_root(ctx), user=user, prompts=prompts)
     _finish(plan, dry_run, f"installed memgit's {target} hooks in {plan.path}")
     if mcp:
-        from memgit.agents import mcpsetup
+        from memgit.agents import mcpsetup  # when the command runs: `memgit --help` stays light
 
         server = mcpsetup.plan(target, _root(ctx), user=user)
         _finish(server, dry_run, f"registered memgit's MCP server in {server.path}")
@@ -54,14 +54,14 @@ def install(ctx: click.Context, target: str, user: bool, prompts: bool, mcp: boo
 def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> None:
     """Remove exactly the hooks 'memgit hooks install' added to TARGET (git: the hooks it
     chained are put back as they were)."""
-    from memgit.agents import agenthooks
+    from memgit.agents import agenthooks  # when the command runs: `memgit --help` stays light
 
     if target == "git":
         _git_hooks(ctx, "uninstall", dry_run)
         return
     plan = agenthooks.target(target).uninstall(_root(ctx), user=user)
     _finish(plan, dry_run, f"removed memgit's {target} hooks from {plan.path}")
-    from memgit.agents import mcpsetup
+    from memgit.agents import mcpsetup  # when the command runs: `memgit --help` stays light
 
     server = mcpsetup.plan(target, _root(ctx), user=user, remove=True) if not (user and target == "claude") else None
     if server is not None and server.changed:
@@ -69,8 +69,8 @@ def uninstall(ctx: click.Context, target: str, user: bool, dry_run: bool) -> Non
 
 
 def _git_hooks(ctx: click.Context, action: str, dry_run: bool) -> None:
-    from memgit.git import hooks as githooks
-    from memgit.git.repo import require
+    from memgit.git import hooks as githooks  # when the command runs: `memgit --help` stays light
+    from memgit.git.repo import require  # when the command runs: `memgit --help` stays light
 
     repo = require(_root(ctx))
     if dry_run:
@@ -85,7 +85,7 @@ def _git_hooks(ctx: click.Context, action: str, dry_run: bool) -> None:
 
 
 def _finish(plan, dry_run: bool, done: str) -> None:  # type: ignore[no-untyped-def]
-    from memgit.agents import agenthooks
+    from memgit.agents import agenthooks  # when the command runs: `memgit --help` stays light
 
     if dry_run:
         click.echo(plan.diff, nl=False)
@@ -104,16 +104,16 @@ def _finish(plan, dry_run: bool, done: str) -> None:  # type: ignore[no-untyped-
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Which agents have memgit's hooks, where, and whether their command runs."""
-    from memgit.agents import agenthooks
+    from memgit.agents import agenthooks  # when the command runs: `memgit --help` stays light
 
     root = _root(ctx)
     rows = [row for t in agenthooks.TARGETS.values() for row in t.status(root)]
-    from memgit.git.repo import require
+    from memgit.git.repo import require  # when the command runs: `memgit --help` stays light
 
     log = require(root).git_dir / "memgit" / "hooks.log"
     last = log.read_text(encoding="utf-8", errors="replace").splitlines()[-1:] if log.exists() else []
     if as_json:
-        from memgit.git import hooks as githooks
+        from memgit.git import hooks as githooks  # when the command runs: `memgit --help` stays light
 
         git_rows = [{"name": h.name, "state": h.state, "path": str(h.path)} for h in githooks.status(require(root))]
         echo_json({"targets": rows, "git": git_rows, "last_failure": last[0] if last else None})
@@ -124,7 +124,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for key in ("problem", "note"):
             if row.get(key):
                 click.echo(f"        {key}: {row[key]}")
-    from memgit.git import hooks as githooks
+    from memgit.git import hooks as githooks  # when the command runs: `memgit --help` stays light
 
     for hook in githooks.status(require(root)):
         click.echo(f"{'git':<7}{'repo':<8}{hook.name}: {hook.state}  ({hook.path})")
@@ -168,7 +168,7 @@ def resume(ctx: click.Context, task_id: str | None, budget: int | None, session:
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
     """Serve this repository's memory to an agent over MCP (stdio); needs memgit[mcp]."""
-    from memgit.mcpserver import serve
+    from memgit.mcpserver import serve  # when the command runs: `memgit --help` stays light
 
     obj = ctx.find_root().obj or {}
     serve(obj.get("path", "."), memory_dir=obj.get("memory_dir"))

@@ -39,13 +39,13 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     --apply nothing is written: the proposal is printed as a diff of the memory files plus a
     summary. Secrets are redacted, and what the store already knows is left out.
     """
-    from memgit.capture import captures
+    from memgit.capture import captures  # when the command runs: `memgit --help` stays light
 
     obj = ctx.find_root().obj or {}
     if transcript is not None and not pending:
         transcript = os.path.join(obj.get("path", "."), transcript)  # -C PATH: as if started there
     if from_hook:
-        from memgit.api import open as open_store
+        from memgit.api import open as open_store  # when the command runs: `memgit --help` stays light
 
         start = obj.get("path", ".")
         captures.from_hook(lambda: open_store(start, memory_dir=obj.get("memory_dir"), warn=lambda _m: None),
@@ -71,6 +71,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         if (transcript is None) == (last is None):
             raise click.UsageError("give a transcript PATH or --last claude|codex")
         if last is not None:
+            # when the command runs: `memgit --help` stays light
             from memgit.agents.sessionfiles import newest
 
             transcript = str(newest(last, mem.writer.repo().root))

@@ -52,6 +52,7 @@ def remember(
     """Save a memory (text from the argument, --file, stdin, or --edit) as one commit."""
     draft = None
     if use_editor:
+        # when the command runs: `memgit --help` stays light
         from memgit.memory.template import strip_template, template
 
         draft = click.edit(template(kind), extension=".md")
@@ -111,13 +112,13 @@ def _keeping(draft: str | None) -> Iterator[None]:
     except MemgitError as exc:
         if draft is None:
             raise
-        from memgit.memory.template import save_draft
+        from memgit.memory.template import save_draft  # when the command runs: `memgit --help` stays light
 
         raise MemgitError(f"{exc} (what you wrote is kept in {save_draft(draft)})") from None
 
 
 def _show_text(mem: "Memgit", memory: "Memory") -> str:
-    from memgit.memory.format import dump
+    from memgit.memory.format import dump  # when the command runs: `memgit --help` stays light
 
     return f"# {mem.rel_path(memory)}\n" + dump(memory)
 
@@ -180,7 +181,7 @@ def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, enti
         memory = mem.update(ref, commit=not no_commit, allow_secret=allow_secret, **changes)
         click.echo(f"edited {memory.id}", err=True)
         return
-    from memgit.memory.format import dump
+    from memgit.memory.format import dump  # when the command runs: `memgit --help` stays light
 
     memory = mem.get(ref)
     edited = click.edit(dump(memory), extension=".md")

@@ -46,7 +46,7 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
                       include_archived=include_archived, session=session)
     reason = "nothing relevant found"
     if budget is not None:
-        from memgit.recall.inject import fit
+        from memgit.recall.inject import fit  # when the command runs: `memgit --help` stays light
 
         fitted = fit(hits, budget)
         hits, reason = list(fitted.hits), fitted.reason or reason

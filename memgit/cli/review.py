@@ -14,7 +14,7 @@ from memgit.cli.common import echo_json, json_option, open_memgit
 def diff(ctx: click.Context, rev_range: str | None, as_json: bool) -> None:
     """Memory changes of REV_RANGE (main...HEAD, A..B, A; none: HEAD to the work tree), and any
     other file changed under .memory/, as Markdown for a pull-request comment."""
-    from memgit.git.memdiff import markdown
+    from memgit.git.memdiff import markdown  # when the command runs: `memgit --help` stays light
 
     found = open_memgit(ctx).review(rev_range)
     if as_json:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from memgit.git import repo as gitrepo
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.credentials import SecretMatch, find_secrets
 from memgit.memory.format import Problem
 
@@ -81,7 +82,7 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
     for f in readable:
         data = contents.get(f.blob, b"")
         if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]):
-            for problem in fmt.check(data, f.path)[1]:
+            for problem in lenient.check(data, f.path)[1]:
                 out(f"memgit: {problem}")
         before = {m.fingerprint for m in scan(contents.get(f.before or "", b"")).matches}
         found = scan(data)

@@ -28,10 +28,10 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from memgit import launch
 from memgit.errors import MemgitError
+from memgit.git import mergesetup
 from memgit.git import repo as gitrepo
 
 HOOKS = ("post-checkout", "post-merge", "post-rewrite", "pre-commit")
@@ -134,8 +134,6 @@ def _common(repo: gitrepo.Repo) -> Path:
 
 def install(repo: gitrepo.Repo, *, allow_tracked: bool = False, python: str = sys.executable) -> list[HookState]:
     """Install (or update) memgit's git hooks; register the merge driver too. Idempotent."""
-    from memgit.git import mergesetup
-
     folder = _dir(repo, allow_tracked)
     folder.mkdir(parents=True, exist_ok=True)
     for name in HOOKS:

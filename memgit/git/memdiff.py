@@ -27,6 +27,7 @@ from memgit import config as config_mod
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 
 ORDER = ("added", "edited", "merged", "archived", "restored", "deleted")
@@ -256,7 +257,7 @@ def _file(path: Path) -> bytes | None:
 def _read(data: bytes | None, rel: str, kinds: tuple[str, ...]) -> Memory | None:
     if data is None:
         return None
-    return fmt.check(data, rel, kinds)[0]
+    return lenient.check(data, rel, kinds)[0]
 
 
 def _change(old: Memory | None, new: Memory | None, merged_into: tuple[str, ...],

@@ -27,6 +27,7 @@ merged as plain text, as git would.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -34,9 +35,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memgit.memory import format as fmt
-from memgit.memory import trust
+from memgit.memory import lenient, trust
 from memgit.memory.format import Memory
 from memgit.memory.lenient import conflict_lines
+from memgit.memory.patch import patch
 
 #: Fields with their own rule; every other field (and each unknown key) is merged three-way.
 OWN_RULE = {"updated", "confidence", "source", "status", *fmt.LIST_FIELDS}
@@ -55,7 +57,7 @@ def _when(value: str | None) -> datetime:
 def text_merge(base: str, ours: str, theirs: str, labels: Sequence[str] = ("ours", "base", "theirs"),
                marker_size: int = 7) -> tuple[str, bool]:
     """A three-way line merge; returns the text and whether a conflict was left in it."""
-    from merge3 import Merge3
+    from merge3 import Merge3  # only when git merges a memory file
 
     lines = [text.splitlines(keepends=True) for text in (base, ours, theirs)]
     for side in lines:  # a last line without a newline would glue onto a conflict marker
@@ -121,7 +123,7 @@ def _readable(text: str, path: str) -> Memory | None:
     split = fmt.split_front(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     if split is None or conflict_lines(split[0]):
         return None
-    memory, _problems = fmt.check(text, path)
+    memory, _problems = lenient.check(text, path)
     return memory
 
 
@@ -195,14 +197,12 @@ def _trust(base: Memory | None, ours: Memory, theirs: Memory) -> tuple[str, floa
 
 def _write(ours_text: str, ours: Memory, merged: Memory, path: str) -> str:
     """Our file with only the changed fields' lines replaced, or the canonical text."""
-    from memgit.memory.patch import patch
-
     changes = {name: getattr(merged, name) for name in (*fmt.FIELDS, "body") if getattr(merged, name) != getattr(ours, name)}
     for key in set(ours.extra) | set(merged.extra):
         if ours.extra.get(key) != merged.extra.get(key):
             changes[key] = merged.extra.get(key)
     patched = patch(ours_text, changes)
-    if patched is not None and fmt.check(patched, path)[0] == merged:
+    if patched is not None and lenient.check(patched, path)[0] == merged:
         return patched
     return fmt.dump(merged)
 
@@ -214,8 +214,6 @@ def _decode(data: bytes) -> str:
 def _labels(given: Sequence[str]) -> tuple[str, str, str]:
     """Conflict labels as git's own merge writes them: git >= 2.44 passes them (%S %X %Y);
     before, ours is HEAD and theirs is the branch git names in its GITHEAD_<sha> variable."""
-    import os
-
     named = [value for key, value in os.environ.items() if key.startswith("GITHEAD_")]
     defaults = ("base", "HEAD", named[0] if len(named) == 1 else "theirs")
     picked = [g if g and not g.startswith("%") else d for g, d in zip([*given, "", "", ""][:3], defaults)]

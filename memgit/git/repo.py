@@ -104,7 +104,7 @@ def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
     Waits at most `timeout` seconds (default LOCK_TIMEOUT_SECONDS, or $MEMGIT_LOCK_TIMEOUT):
     a writer can sit in a user's slow commit hook, and an agent must get an answer, not hang.
     """
-    import fcntl
+    import fcntl  # POSIX only (flock)
 
     if timeout is None:
         timeout = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT"))
@@ -145,7 +145,7 @@ def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
 
 def writing_now(repo: Repo) -> bool:
     """Whether another process holds memgit's write lock (a write in progress, not a dead one)."""
-    import fcntl
+    import fcntl  # POSIX only (flock)
 
     try:
         handle = open(repo.git_dir / "memgit" / "write.lock", "rb")  # noqa: SIM115 - closed below
@@ -182,7 +182,7 @@ def detached(repo: Repo) -> bool:
 
 def _execute(repo: Repo, args: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
     """Run git, retrying while another process holds `index.lock`."""
-    import git
+    import git  # gitpython is slow to import: only for history
 
     deadline = time.monotonic() + LOCK_RETRY_SECONDS
     delay = 0.05

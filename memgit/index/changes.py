@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memgit.errors import MemgitError
+from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory, is_memory_file
 from memgit.store.folder import Store
 
@@ -221,8 +223,6 @@ class Detector:
 
     def read(self, rel: str, st: Stat, now: int) -> Parsed | None:
         """Read and parse one file (`st` from before the read); None if it vanished."""
-        from memgit.memory import format as fmt
-
         st = (st[0], racy(st[1], now), st[2])
         try:
             with open(self.store.path_of(rel), "rb") as handle:
@@ -234,5 +234,5 @@ class Detector:
         except MemgitError as exc:
             return Parsed(rel, st, "", None, [str(exc)])
         sha = hashlib.sha1(data).hexdigest()
-        memory, problems = fmt.check(data, rel, self.store.kinds)
+        memory, problems = lenient.check(data, rel, self.store.kinds)
         return Parsed(rel, st, sha, memory, [str(p) for p in problems])

@@ -22,7 +22,7 @@ import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 from memgit.errors import MemgitError
 from memgit.index import sqlite as sq

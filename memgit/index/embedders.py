@@ -82,7 +82,7 @@ class OnnxEmbedder:
         try:
             import numpy  # noqa: F401  (embed() needs it; fail here, not there)
             import onnxruntime  # noqa: F401  (fail here with a clear message, not later)
-            from tokenizers import Tokenizer
+            from tokenizers import Tokenizer  # heavy: only when a model is loaded
         except ImportError as exc:
             raise MemgitError(f"The embedder cannot run ({exc}): {_INSTALL_HINT}.") from exc
         try:
@@ -128,7 +128,7 @@ class OnnxEmbedder:
         self.dim = last if isinstance(last, int) else int(self.embed_query("").shape[0])
 
     def _make_session(self, *, optimized: bool) -> Any:
-        import onnxruntime as ort
+        import onnxruntime as ort  # heavy: only when a model is loaded
 
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(1, self._threads)

@@ -55,7 +55,7 @@ def failed_path(db_path: Path) -> Path:
 def running(db_path: Path) -> int | None:
     """The pid of the job embedding for this index, or None when none runs."""
     try:
-        import fcntl
+        import fcntl  # POSIX only (flock)
     except ImportError:  # no flock here: no job was ever started either
         return None
     try:
@@ -114,7 +114,7 @@ def _start(db_path: Path, embedder_name: str) -> str:
 def hold(db_path: Path) -> Iterator[bool]:
     """Take the index's embedding lock for the block: True when this process embeds, False
     when another (a job, a hook's sync) already does and this one should leave it the work."""
-    import fcntl
+    import fcntl  # POSIX only (flock)
 
     lock_path(db_path).parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path(db_path), "a+") as lock:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit.errors import MemgitError
-from memgit.index import changes, channels, fts
+from memgit.index import changes, channels, embedjob, fts
 from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
@@ -530,8 +530,6 @@ class Index:
             data["pending_vectors"] = 0
         job = "no"
         if self.db_path is not None and not self.in_memory:
-            from memgit.index import embedjob
-
             pid = embedjob.running(self.db_path)
             job = job if pid is None else f"running (pid {pid})"
         last = data.pop("last_sync")

@@ -50,11 +50,11 @@ def driver() -> ModuleType:
     """`pysqlite3.dbapi2` if importable, else `sqlite3`."""
     module: ModuleType
     try:
-        import pysqlite3.dbapi2 as pysqlite
+        import pysqlite3.dbapi2 as pysqlite  # the driver is chosen when the index opens
 
         module = pysqlite
     except ImportError:
-        import sqlite3
+        import sqlite3  # the driver is chosen when the index opens
 
         module = sqlite3
     return module

@@ -27,7 +27,9 @@ import time
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
+from memgit.index import embedjob
 from memgit.index import sqlite as sq
+from memgit.index import warm as warm_mod
 from memgit.index.db import Database
 
 Progress = Callable[[int, int], None]
@@ -117,7 +119,7 @@ class Vectors:
         """The embedder, loaded on first use; None (and vectors off) if it cannot load."""
         if self._embedder is not None or self._failure() is not None:
             return self._embedder
-        from memgit.index.embedders import load_embedder
+        from memgit.index.embedders import load_embedder  # the embedder only when vectors are on
 
         try:
             embedder = load_embedder(self.name)
@@ -204,8 +206,6 @@ class Vectors:
     def _defer(self, pending: int) -> None:
         """Too many to embed during a call: start the background job, or ask for a reindex."""
         if self.background and self.db.path is not None and not self.db.in_memory:
-            from memgit.index import embedjob
-
             state = embedjob.start(self.db.path, self.name)
             if state == "started":
                 self.db.warn_once("background", f"embedding {pending} memories in the background; "
@@ -252,8 +252,6 @@ class Vectors:
     def _embed_query(self, text: str) -> bytes | None:
         warm = self.warm and self._embedder is None and not self._changed()
         if warm:
-            from memgit.index import warm as warm_mod
-
             stored_id = self.db.meta("embedder_id")
             blob = warm_mod.query_vector(self.name, text, stored_id) if stored_id else None
             if blob is not None:

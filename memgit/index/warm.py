@@ -178,7 +178,7 @@ def spawn(embedder_name: str) -> str | None:
 
 def serve(embedder_name: str, idle_seconds: float = IDLE_SECONDS) -> None:
     """Run the server until it has been idle for `idle_seconds`."""
-    import fcntl
+    import fcntl  # POSIX only (flock)
 
     path = socket_path(embedder_name)
     if not _private_folder(path.parent):
@@ -188,7 +188,7 @@ def serve(embedder_name: str, idle_seconds: float = IDLE_SECONDS) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another server for this model is starting or running
-    from memgit.index.embedders import load_embedder
+    from memgit.index.embedders import load_embedder  # only the server process loads the embedder
 
     try:
         embedder = load_embedder(embedder_name)

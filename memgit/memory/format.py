@@ -1,6 +1,6 @@
 """The memory file format: one Markdown file with YAML front-matter per memory.
 
-This module is the only one that reads or writes YAML. `dump(parse(text)) == text` for every
+This module is the only one that reads or writes YAML. `dump(lenient.parse(text)) == text` for every
 file memgit wrote: keys in a fixed order, empty optional keys omitted, timestamps kept as the
 strings they were, nothing filled in with "now".
 """
@@ -122,8 +122,9 @@ _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[\]{},:?-])[&*]")
 
 @functools.cache
 def _yaml() -> SimpleNamespace:
-    import frontmatter
-    import yaml
+    import frontmatter  # YAML only when a file is parsed or written: a cold recall reads the index
+    import yaml  # YAML only when a file is parsed or written: a cold recall reads the index
+    # YAML only when a file is parsed or written: a cold recall reads the index
     from frontmatter.default_handlers import YAMLHandler
 
     def without_timestamps(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
@@ -273,23 +274,6 @@ def bad_text(text: str) -> str | None:
     if 0xD800 <= ord(char) <= 0xDFFF:
         return "holds text that is not valid Unicode (a lone surrogate, e.g. from non-UTF-8 input)"
     return f"holds a control character (U+{ord(char):04X}); remove it"
-
-
-def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = KINDS) -> tuple[Memory | None, list[Problem]]:
-    """Read a memory file liberally: the memory (None only when no text can be read at all)
-    and every problem `memgit lint` reports. See `memgit.lenient`."""
-    from memgit.memory.lenient import check as read_liberally
-
-    return read_liberally(data, rel_path, kinds)
-
-
-def parse(data: bytes | str, rel_path: str = "", kinds: tuple[str, ...] = KINDS) -> Memory:
-    """Parse a memory file strictly, as memgit's writes need: raise MemgitError naming the
-    first problem, even one `check` reads past."""
-    memory, problems = check(data, rel_path, kinds)
-    if problems or memory is None:
-        raise MemgitError(str(problems[0]))
-    return memory
 
 
 @dataclass(frozen=True)

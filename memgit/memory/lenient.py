@@ -14,6 +14,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from memgit.errors import MemgitError
 from memgit.memory import format as fmt
 from memgit.memory.format import Memory, Problem
 
@@ -28,7 +29,7 @@ Loader = Callable[[str], Any]
 def _shown(value: Any) -> str:
     """A value quoted for a message, unless it looks like a credential: messages end up in
     terminals, CI logs and agents' transcripts."""
-    from memgit.memory.credentials import find_secrets
+    from memgit.memory.credentials import find_secrets  # many patterns, compiled only when a value is checked
 
     found = find_secrets(str(value))
     return f"({found[0].pattern}: {found[0].excerpt})" if found else repr(value)
@@ -40,6 +41,15 @@ def _key_line(front: str, key: str) -> int:
     if not match:
         return 1
     return front.count("\n", 0, match.start()) + 1
+
+
+def parse(data: bytes | str, rel_path: str = "", kinds: tuple[str, ...] = fmt.KINDS) -> Memory:
+    """Parse a memory file strictly, as memgit's writes need: raise MemgitError naming the
+    first problem, even one `check` reads past."""
+    memory, problems = check(data, rel_path, kinds)
+    if problems or memory is None:
+        raise MemgitError(str(problems[0]))
+    return memory
 
 
 def check(data: bytes | str, rel_path: str, kinds: tuple[str, ...] = fmt.KINDS) -> tuple[Memory | None, list[Problem]]:

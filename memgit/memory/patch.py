@@ -12,19 +12,28 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from memgit.errors import MemgitError
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 from memgit.memory.lenient import conflict_lines
-from memgit.store.folder import Store
+
+
+class Folder(Protocol):
+    """What patching a file needs of the folder it is in (a `memgit.store.folder.Store`)."""
+
+    kinds: tuple[str, ...]
+
+    def path_of(self, rel: str) -> Path: ...
+
 
 _FENCE = re.compile(r"-{3,}[ \t]*\r?\n?\Z")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]|\r?\n|\Z)")
 
 
-def edited(store: Store, old: Memory, new: Memory) -> str:
+def edited(store: Folder, old: Memory, new: Memory) -> str:
     """The text of `new`, an edit of `old`, for its file: the file patched, or the canonical
     `dump` when the file cannot be patched or the patch does not read back as `new`."""
     text = fmt.dump(new)
@@ -42,16 +51,16 @@ def edited(store: Store, old: Memory, new: Memory) -> str:
         # Rewriting would keep one side of the conflict and silently drop the other.
         raise MemgitError(f"{new.path} has unresolved merge conflict markers: resolve them first (see 'memgit lint')")
     changes = {name: getattr(new, name) for name in (*fmt.FIELDS, "body") if getattr(new, name) != getattr(old, name)}
-    read = fmt.check(current, new.path, store.kinds)[0]
+    read = lenient.check(current, new.path, store.kinds)[0]
     if read is not None and read.id != new.id:
         changes["id"] = new.id  # a copy read under its path id (Store.load) gets that id written
     patched = patch(current, changes) if old.path == new.path and old.extra == new.extra else None
-    if patched is not None and fmt.check(patched, new.path, store.kinds)[0] == new:
+    if patched is not None and lenient.check(patched, new.path, store.kinds)[0] == new:
         text = patched
     return text
 
 
-def with_id(store: Store, rel: str, memory_id: str) -> str:
+def with_id(store: Folder, rel: str, memory_id: str) -> str:
     """A file's text with `id: memory_id` written in, nothing else touched (`memgit lint --fix`)."""
     text = store.path_of(rel).read_bytes().decode("utf-8")
     patched = patch(text, {"id": memory_id}) if fmt.declares_id(text.encode()) else None

@@ -13,14 +13,11 @@ and recall hides nothing for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from memgit.errors import MemgitError
 from memgit.memory import format as fmt
 from memgit.memory.format import Memory
-
-if TYPE_CHECKING:
-    from memgit.index.index import Index
 
 #: How much each source is trusted; an unknown source is read as the least.
 RANK: Mapping[str, int] = {"user": 3, "static": 2, "inferred": 1}
@@ -37,7 +34,13 @@ def may_hide(source: str, target_source: str) -> bool:
     return rank(source) >= rank(target_source)
 
 
-def sort(ids: Sequence[str], trust: str, index: "Index | None", load: Callable[[], list[Memory]]
+class Memories(Protocol):
+    """Where memories are looked up by id (the index: `memgit.index.index.Index`)."""
+
+    def memories(self, ids: Sequence[str]) -> Mapping[str, Memory]: ...
+
+
+def sort(ids: Sequence[str], trust: str, index: Memories | None, load: Callable[[], list[Memory]]
          ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """The ids a new memory written with `trust` (a source) may supersede, and the extra
     front-matter (`proposed_supersedes`) holding the others for a person.

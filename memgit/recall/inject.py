@@ -15,7 +15,7 @@ from typing import Sequence
 
 from memgit.memory.anchors import extract_anchors
 from memgit.memory.format import Memory, count_tokens
-from memgit.recall.recall import Hit
+from memgit.recall.hit import Hit
 
 HEADER = "## Memories recalled by memgit"
 

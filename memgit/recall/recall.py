@@ -16,16 +16,16 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 from memgit.config import Config
 from memgit.errors import MemgitError
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
-from memgit.memory.anchors import extract_anchors
-from memgit.memory.format import Memory, count_tokens
+from memgit.memory.format import Memory
+from memgit.recall.hit import Hit
+from memgit.recall.inject import fit
 
 Warn = Callable[[str], None]
 
@@ -36,36 +36,6 @@ POOL = 50
 #: 64 distinct words, so a pasted log beyond this only costs time.
 MAX_QUERY_CHARS = 20_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One recalled memory. Hits come sorted by `score` (relative to the query's other
-    candidates: see `memgit.ranking`); `relevance` is the absolute score the floor applies
-    to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
-    title match); `path` is relative to the repository root."""
-
-    id: str
-    title: str
-    score: float
-    relevance: float
-    channels: Mapping[str, float]
-    path: str
-    memory: Memory = field(compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
-        memory = self.memory.to_dict()
-        memory["path"] = self.path
-        return {
-            "id": self.id,
-            "title": self.title,
-            "score": round(self.score, 4),
-            "relevance": round(self.relevance, 4),
-            "channels": {name: round(value, 4) for name, value in self.channels.items()},
-            "path": self.path,
-            "memory": memory,
-        }
 
 
 def clean_query(query: str) -> str:
@@ -148,8 +118,6 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         for r in ordered if r.id in memories
     ]
     if budget_tokens is not None:
-        from memgit.recall.inject import fit
-
         hits = list(fit(hits, budget_tokens).hits)
     return hits
 

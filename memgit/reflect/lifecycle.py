@@ -9,21 +9,18 @@ thresholds are the `[reflect]` settings; the usage comes from the local logs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memgit.memory.format import Memory
 from memgit.recall.usage import days_between, parse_time
-from memgit.reflect.proposals import FileChange, Proposal
-
-if TYPE_CHECKING:
-    from memgit.reflect.reflect import Inputs
+from memgit.reflect.proposals import FileChange, Inputs, Proposal
 
 
 class Lifecycle:
     """The eviction and promotion steps of the reflect engine (`memgit.reflect._Engine`)."""
 
     # What it uses of the engine, which defines them.
-    i: "Inputs"
+    i: Inputs
     state: dict[str, Memory]
 
     def active(self) -> list[Memory]:

@@ -1,4 +1,6 @@
-"""What `memgit reflect` proposes, and how it is shown: a Markdown summary and a diff.
+"""What `memgit reflect` reads and proposes, and how it is shown: a Markdown summary and a diff.
+
+`Inputs` is what reflect reads (memories with their texts, usage, git's renames and churn).
 
 A `Proposal` is one change (or, with no file changes, a finding for a person), with what,
 why and the evidence; a `Reflection` is every proposal of one run, with the files as they
@@ -10,7 +12,30 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from memgit.config import Config
+from memgit.memory.format import Memory
+from memgit.recall.usage import Usage
+
+
+@dataclass
+class Inputs:
+    """What reflect reads: memories with their file texts, problems, vectors, usage, git."""
+
+    memories: Sequence[Memory]
+    read: Callable[[str], str]  # a memory file's text, by path in the folder
+    config: Config
+    usage: Usage
+    now: datetime
+    problems: Sequence[str] = ()
+    vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    root: Path | None = None  # the work tree, for anchors (None: not checked)
+    renames: Sequence[tuple[str, str, str]] = ()  # (old, new, when), oldest first
+    churn: Sequence[tuple[str, str, Mapping[str, int]]] = ()  # (sha, when, {path: lines}), oldest first
+    prefix: str = ".memory/"
 
 
 @dataclass(frozen=True)

@@ -25,44 +25,26 @@ with a problem `memgit lint` reports is never changed: it is listed instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from datetime import datetime
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Sequence
 
-from memgit.config import Config
 from memgit.errors import MemgitError
 from memgit.memory import format as fmt
-from memgit.memory import trust
+from memgit.memory import lenient, trust
+from memgit.memory.anchors import extract_anchors
 from memgit.memory.format import Memory
 from memgit.memory.patch import patch
-from memgit.recall.usage import Usage, days_between, parse_time
-from memgit.reflect.anchorcheck import Checker, Finding, churned
+from memgit.recall.usage import days_between, parse_time
+from memgit.reflect.anchorcheck import Checker, Finding, churned, looks_like_path
 from memgit.reflect.duplicates import Detector, merge, rank
 from memgit.reflect.lifecycle import Lifecycle
-from memgit.reflect.proposals import FileChange, Proposal, Reflection
+from memgit.reflect.proposals import FileChange, Inputs, Proposal, Reflection
+from memgit.reflect.supersession import find
 
 CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "hygiene")
 
 
 # -- the engine --------------------------------------------------------------------------------
-
-
-@dataclass
-class Inputs:
-    """What reflect reads: memories with their file texts, problems, vectors, usage, git."""
-
-    memories: Sequence[Memory]
-    read: Callable[[str], str]  # a memory file's text, by path in the folder
-    config: Config
-    usage: Usage
-    now: datetime
-    problems: Sequence[str] = ()
-    vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)
-    root: Path | None = None  # the work tree, for anchors (None: not checked)
-    renames: Sequence[tuple[str, str, str]] = ()  # (old, new, when), oldest first
-    churn: Sequence[tuple[str, str, Mapping[str, int]]] = ()  # (sha, when, {path: lines}), oldest first
-    prefix: str = ".memory/"
 
 
 def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] = ()) -> Reflection:
@@ -105,7 +87,7 @@ class _Engine(Lifecycle):
                 self.bad.add(memory.path)
                 self.problems.append(f"{memory.path}: cannot be read ({exc})")
                 return None
-            parsed, problems = fmt.check(text, memory.path, self.i.config.kinds)
+            parsed, problems = lenient.check(text, memory.path, self.i.config.kinds)
             if parsed is None or problems:
                 self.bad.add(memory.path)
                 self.problems.append(str(problems[0]) if problems else f"{memory.path}: unreadable")
@@ -143,7 +125,7 @@ class _Engine(Lifecycle):
         patched = patch(self.texts[old.path], changes)
         text = (
             patched
-            if patched is not None and fmt.check(patched, new.path, self.i.config.kinds)[0] == new
+            if patched is not None and lenient.check(patched, new.path, self.i.config.kinds)[0] == new
             else fmt.dump(new)
         )
         self.state[new.id] = new
@@ -229,8 +211,6 @@ class _Engine(Lifecycle):
     # -- 2. supersessions ----------------------------------------------------------------------
 
     def supersessions(self) -> None:
-        from memgit.reflect.supersession import find
-
         self.held_supersessions()
         for found in find(self.active(), self._detector()):
             newer, older = self.state.get(found.newer), self.state.get(found.older)
@@ -363,9 +343,6 @@ class _Engine(Lifecycle):
     # -- 6. hygiene --------------------------------------------------------------------------------
 
     def hygiene(self) -> None:
-        from memgit.memory.anchors import extract_anchors
-        from memgit.reflect.anchorcheck import looks_like_path
-
         budget = self.i.config.memory_token_budget
         for memory in sorted(self.active(), key=lambda m: m.id):
             found: list[str] = []

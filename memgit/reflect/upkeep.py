@@ -18,10 +18,11 @@ from typing import Any, Sequence
 
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
-from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 from memgit.recall import usage as usage_mod
 from memgit.recall.usage import parse_time
+from memgit.reflect.duplicates import Detector
 from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose
 
 #: A `memgit.api.Memgit` (not imported: nouns do not import the front door).
@@ -133,7 +134,7 @@ def reflect(
                 if text is None:
                     change.delete(rel)
                 else:
-                    fmt.parse(text, rel, mem.config.kinds)  # what memgit writes must read back
+                    lenient.parse(text, rel, mem.config.kinds)  # what memgit writes must read back
                     change.write(rel, text)
             sha = mem.writer.land(change)
             if sha:
@@ -215,7 +216,6 @@ def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) ->
     now = now or usage_mod.utc_now()
     start = usage_mod.parse_since(since, now)
     inputs = gather(mem, now, anchors=False)
-    from memgit.reflect.duplicates import Detector
 
     active = [m for m in inputs.memories if m.active]
     new_ids = [m.id for m in active if start is None or (usage_mod.parse_time(m.created) or now) >= start]

@@ -15,6 +15,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from memgit.errors import MemgitError
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory, Problem
 
 
@@ -132,7 +133,7 @@ class Store:
                 data = handle.read(fmt.MAX_FILE_BYTES + 1)
         except OSError as exc:
             return None, [Problem(rel, 0, f"cannot read: {exc.strerror}")]
-        return fmt.check(data, rel, self.kinds)
+        return lenient.check(data, rel, self.kinds)
 
     def load(self) -> Loaded:
         """All memories; a bad file is a problem, never an exception.

@@ -10,6 +10,7 @@ from typing import Any, Callable
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 from memgit.store.folder import Store
 from memgit.store.writer import Writer
@@ -30,7 +31,7 @@ def changes_of(repo: gitrepo.Repo, path: Path, kinds: tuple[str, ...]) -> list[C
     versions: list[Memory | None] = []
     for revision in revisions:
         data = gitrepo.show(repo, revision.sha, revision.path)
-        versions.append(fmt.check(data, revision.path, kinds)[0] if data is not None else None)
+        versions.append(lenient.check(data, revision.path, kinds)[0] if data is not None else None)
     changes = []
     for i, revision in enumerate(revisions):
         new = versions[i]
@@ -96,7 +97,7 @@ def rollback(writer: Writer, store: Store, ref: str, to: str, *, commit: bool,
     data, found = version
     rel = now.path if now else Path(os.path.relpath(repo.root / found, store.root)).as_posix()
     # Restored byte for byte: a hand-written file with an odd field is read liberally, as always.
-    old = fmt.check(data, rel, store.kinds)[0]
+    old = lenient.check(data, rel, store.kinds)[0]
     if old is None:
         raise MemgitError(f"at {to} that file held no readable text (binary, or over 1 MB)")
     try:

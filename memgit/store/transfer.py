@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Sequence
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.credentials import find_in_memory
 from memgit.memory.format import Memory
 from memgit.store.folder import Store
@@ -122,7 +123,7 @@ def memory_from_json(line: str, kinds: tuple[str, ...]) -> tuple[Memory, bool]:
         meta = {"id": content_id(str(meta.get("title", "")), body), **meta}
     # JSON is YAML, so the record goes through the same parser and checks as a file.
     text = "---\n" + json.dumps(meta, ensure_ascii=False) + "\n---\n\n" + body
-    memory, problems = fmt.check(text, f"{meta['id']}.md", kinds)
+    memory, problems = lenient.check(text, f"{meta['id']}.md", kinds)
     if memory is None or problems:
         raise MemgitError(problems[0].message if problems else "unreadable")
     return memory, derived

@@ -17,7 +17,9 @@ from typing import Callable, Iterator, Sequence
 
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
+from memgit.git.mergesetup import ensure
 from memgit.memory import format as fmt
+from memgit.memory import lenient
 from memgit.memory.format import Memory
 from memgit.store import changeset
 from memgit.store.folder import Store
@@ -72,8 +74,6 @@ class Writer:
         repo = self.repo()
         with gitrepo.write_lock(repo):
             self.recover()
-            from memgit.git.mergesetup import ensure
-
             ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
             yield repo
 
@@ -198,7 +198,7 @@ class Writer:
     def text_of(self, memory: Memory) -> str:
         """The file text memgit writes for `memory`, checked to read back exactly."""
         text = fmt.dump(memory)
-        fmt.parse(text, memory.path, self._store().kinds)
+        lenient.parse(text, memory.path, self._store().kinds)
         return text
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from memgit import config as config_mod
 from memgit.git import repo as gitrepo
+from memgit.index.index import Index
 from memgit.store.folder import Store
 
 if TYPE_CHECKING:
@@ -92,8 +93,6 @@ class Session:
         config = self.config  # first: a changed config closes an index opened with the old one
         with self._lock:
             if self._index is None:
-                from memgit.index.index import Index
-
                 self._index = Index(
                     index_path(self.memory_dir, self.repo),
                     self.make_store(config),

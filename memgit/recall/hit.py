@@ -1,0 +1,38 @@
+"""`Hit`: one recalled memory, as recall returns it and injection renders it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from memgit.memory.format import Memory
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory. Hits come sorted by `score` (relative to the query's other
+    candidates: see `memgit.ranking`); `relevance` is the absolute score the floor applies
+    to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
+    title match); `path` is relative to the repository root."""
+
+    id: str
+    title: str
+    score: float
+    relevance: float
+    channels: Mapping[str, float]
+    path: str
+    memory: Memory = field(compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
+        memory = self.memory.to_dict()
+        memory["path"] = self.path
+        return {
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "channels": {name: round(value, 4) for name, value in self.channels.items()},
+            "path": self.path,
+            "memory": memory,
+        }
