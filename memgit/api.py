@@ -189,7 +189,7 @@ class Memgit:
         commit: bool = True,
         trust: str | None = None,
     ) -> Remembered:
-        """Write a new memory and commit it; the same text twice is not duplicated. See `memgit.trust`
+        """Write a new memory and commit it; the same text twice is not duplicated. See `memgit.memory.trust`
         for what `supersedes` may hide, judged by `trust` (default: `source`)."""
         self._require_store()
         text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
@@ -411,12 +411,12 @@ class Memgit:
 
     def diff(self, rev_range: str | None = None) -> "builtins.list[MemoryChange]":
         """Memory-level changes of a revision range (`main...HEAD`, `A..B`, `A`; none: HEAD to
-        the work tree), for a pull-request review. See `memgit.memdiff`."""
+        the work tree), for a pull-request review. See `memgit.git.memdiff`."""
         return self.review(rev_range).memories
 
     def review(self, rev_range: str | None = None) -> "Review":
         """Everything a revision range changes under the memory folder: its memory changes and
-        every other file (`config.toml` setting by setting). See `memgit.memdiff`."""
+        every other file (`config.toml` setting by setting). See `memgit.git.memdiff`."""
         self._require_store()
         from memgit.git.memdiff import review  # only this verb needs it: a cold recall stays light
 
@@ -470,7 +470,7 @@ class Memgit:
         return report
 
     def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> Any:
-        """Memories a session transcript suggests (`memgit.capture.Proposal`); writes nothing."""
+        """Memories a session transcript suggests (`memgit.capture.capture.Proposal`); writes nothing."""
         from memgit.capture.capture import propose  # only this verb needs it: a cold recall stays light
 
         return propose(self, Path(transcript), llm_cmd=llm_cmd)
@@ -601,7 +601,7 @@ class Memgit:
 
         Changes nothing unless `apply` (one commit; `split`: one per proposal) or `branch`
         (commits on a new branch from HEAD; the working tree is left alone). `only` and
-        `exclude` narrow it to kinds of proposal (`memgit.reflect.CATEGORIES`) and memories.
+        `exclude` narrow it to kinds of proposal (`memgit.reflect.reflect.CATEGORIES`) and memories.
         """
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 

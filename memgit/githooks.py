@@ -34,7 +34,7 @@ def sync(start: Path) -> None:
 def pre_commit(start: Path, out: Callable[[str], None]) -> int:
     """Lint the staged memory files; 1 when the commit would take staged files of a memgit
     change that did not finish, or a staged file under the memory folder adds a likely secret
-    (unless allowed) or is over the size limit (`memgit.gate`)."""
+    (unless allowed) or is over the size limit (`memgit.git.gate`)."""
     from memgit.git.gate import check_commit  # only the hook that runs needs it
     from memgit.store.writer import commit_refusal  # only the hook that runs needs it
 

@@ -2,14 +2,14 @@
 EVENT`), JSON payload on stdin.
 
 `memgit hooks install` writes `memgit-hook` into the project's (shared) settings and this
-machine's interpreter, isolated, into the user's (see `memgit.agenthooks`). Events:
+machine's interpreter, isolated, into the user's (see `memgit.agents.agenthooks`). Events:
 
 - `session-start` (Claude Code and Codex `SessionStart`): inject pinned memories, the task's
   latest checkpoint and relevant memories; with source `compact`, the checkpoint first and
   only what the session no longer holds;
 - `user-prompt` (`UserPromptSubmit`, opt-in): inject memories relevant to the prompt that the
   session does not hold yet; nothing at all when none qualifies;
-- `pre-compact` (`PreCompact`): write the task's checkpoint (`memgit.checkpoint`);
+- `pre-compact` (`PreCompact`): write the task's checkpoint (`memgit.agents.checkpoint`);
 - `session-end` (Claude Code `SessionEnd`) and `stop` (Codex `Stop`, per turn): record the
   session in `<git-dir>/memgit/sessions.jsonl` and, when `[capture] command` is set, start
   it detached, without waiting.

@@ -6,7 +6,7 @@
 - After a compaction: the task's latest checkpoint first, then relevant memories.
 - With a prompt: the memories relevant to it above the floor.
 
-Memories the session already holds (`memgit.known`) are never given twice; the text never
+Memories the session already holds (`memgit.agents.known`) are never given twice; the text never
 exceeds the agents' 10,000-character cap for hook output.
 """
 
@@ -139,7 +139,7 @@ def for_prompt(
 def resume(
     mem: "Memgit", *, task: str | None, budget: int | None = None, known: Sequence[str] = ()
 ) -> Injection:
-    """`memgit resume`: the task's latest checkpoint first (the task as `memgit.taskid`
+    """`memgit resume`: the task's latest checkpoint first (the task as `memgit.agents.taskid`
     decides it), then memories relevant to it and to the repository's state."""
     if mem.repo is not None:
         task = taskid.task_for(mem.repo.root, explicit=task)

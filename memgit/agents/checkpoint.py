@@ -7,7 +7,7 @@ so it is reviewable and recalled. Its body has three parts:
 - **Intent**: the user's latest request and the agent's latest stated plan (from the
   transcript), or the `--intent` given;
 - **State**: the files changed since the session's starting commit, each with the functions
-  its changes fall in (`memgit.repostate`);
+  its changes fall in (`memgit.agents.repostate`);
 - **Actions**: the agent's tool calls summarised (files read, files changed, commands run),
   failed ones as dead ends: "tried X — failed: Y".
 
@@ -182,7 +182,7 @@ def save(
     mem: "Memgit", *, intent: str | None, task: str | None, session: str | None, commit: bool
 ) -> fmt.Memory:
     """`memgit checkpoint`: the task from `--task`, `MEMGIT_TASK` or the rule of
-    `memgit.taskid`; the session (given, or the agent's own from `CLAUDE_CODE_SESSION_ID`)
+    `memgit.agents.taskid`; the session (given, or the agent's own from `CLAUDE_CODE_SESSION_ID`)
     supplies the starting commit and the transcript when memgit has seen it start."""
 
     repo = mem.writer.repo()

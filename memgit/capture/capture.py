@@ -10,7 +10,7 @@ loudly.
 Cleaning, in order: secrets are redacted with a marker (a candidate that is mostly a secret is
 dropped), an optional `--llm-cmd` may rewrite or veto candidates, then candidates the store
 already knows are dropped — exactly the same text (the index's `same_text`), the same thing in
-other words (the duplicate detector `memgit reflect` uses, `memgit.duplicates`), or most of the
+other words (the duplicate detector `memgit reflect` uses, `memgit.reflect.duplicates`), or most of the
 candidate's words already in one memory (a conservative overlap check for a short restatement
 of a longer note). A restated
 memory is logged to `<git-dir>/memgit/restated.jsonl` when the proposal is applied or kept:

@@ -11,7 +11,7 @@
 - pre-commit lints the staged memory files (problems are printed, the commit goes on) and
   refuses a commit that adds a likely secret in any file under the memory folder, naming the
   file and line (`git commit --no-verify` or `MEMGIT_ALLOW_SECRET=1` overrides), or stages a
-  file there over the size limit (`memgit.gate`). It is the one memgit hook that may say no;
+  file there over the size limit (`memgit.git.gate`). It is the one memgit hook that may say no;
   anything going wrong inside it lets the commit through.
 
 Installed the way the pre-commit framework does it: memgit's script is recognised by its

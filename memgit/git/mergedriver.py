@@ -2,7 +2,7 @@
 
 git runs `python -m memgit.mergedriver %O %A %B %L %P` for every memory file both sides of a
 merge, rebase, cherry-pick or revert changed (`.gitattributes` names the driver; `memgit init`
-registers it, see `memgit.mergesetup`). `%O` is the common ancestor (empty when both sides
+registers it, see `memgit.git.mergesetup`). `%O` is the common ancestor (empty when both sides
 added the file), `%A` ours, `%B` theirs; the result goes into `%A`; exit 0 when clean, 1 when a
 conflict is left for a person.
 

@@ -44,7 +44,7 @@ VECTOR_CANDIDATES_MAX = 4096
 
 def _not_superseded() -> tuple[str, ...]:
     """One condition per source rank: a memory is hidden by an active memory that lists it in
-    `supersedes` only if that memory's source ranks at least as high (`memgit.trust`). Each
+    `supersedes` only if that memory's source ranks at least as high (`memgit.memory.trust`). Each
     subquery is uncorrelated (SQLite runs it once) and reads, through the partial index
     `memories_superseding`, only the memories that supersede something."""
     def quoted(sources: list[str]) -> str:

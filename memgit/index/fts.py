@@ -5,7 +5,7 @@ do not use: a whole run of Han or Kana becomes one token, so a query word inside
 never matches. memgit therefore rewrites every run of CJK characters as overlapping
 character bigrams *before* text reaches FTS5, at index and at query time alike (the
 "CJK bigram" scheme of Lucene's CJKAnalyzer). Measured on tests/data/cjk (50 memories,
-30 questions), see `tests/test_cjk.py` and the module docstring of `memgit.index`.
+30 questions), see `tests/test_cjk.py` and the module docstring of `memgit.index.index`.
 
 Everything here is pure and cheap to import.
 """

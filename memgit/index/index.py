@@ -7,15 +7,15 @@ database is rebuilt silently (one line on stderr); a read-only or locked git dir
 fresh in-memory index that answers from keywords and anchors and says why.
 
 Change detection (`sync`) needs no hook: folder mtimes plus a rolling stat, content hash
-to confirm; see `memgit.changes` for how and what it costs.
+to confirm; see `memgit.index.changes` for how and what it costs.
 
 Keyword search: FTS5 with `porter unicode61` (+2 points recall@5 over plain `unicode61`
-on the development sets) and CJK pre-segmented into bigrams by `memgit.fts`. On
+on the development sets) and CJK pre-segmented into bigrams by `memgit.index.fts`. On
 tests/data/cjk (50 memories, 30 zh/ja/ko/mixed questions), FTS5 recall@5 was: plain
 `unicode61` 0.283, `trigram` 0.517, bigrams (this) 0.950; unigrams added to the bigrams
 changed nothing and double the CJK postings. The channel queries are in
-`memgit.channels`, the vectors in `memgit.vectors`, the connection, transactions and
-corruption handling in `memgit.db`, the driver and schema in `memgit.sqlite`.
+`memgit.index.channels`, the vectors in `memgit.index.vectors`, the connection, transactions and
+corruption handling in `memgit.index.db`, the driver and schema in `memgit.index.sqlite`.
 
 Measured on generated stores in one folder (keywords only; 2 cores shared with other
 work): search p50 4-5 ms at 10k and 17 ms at 100k (p95 16 / 38 ms); recall including the
@@ -417,7 +417,7 @@ class Index:
         names no path, symbol or identifier); one that ran and found nothing is empty.
         `exact` lists memories whose id equals the query, or whose title equals it
         ignoring case; `channels.vectorless`, the keyword and anchor candidates with no
-        vector yet. See `memgit.channels` for each channel's strength.
+        vector yet. See `memgit.index.channels` for each channel's strength.
         """
         found: Found = self.db.guard(lambda: self._search(query, limit, include_archived, task_id, kinds))
         return found

@@ -8,7 +8,7 @@ one `Memgit` open for hours and may call it from several threads. So:
   change to a setting the index was opened with (embedder, warm process, background
   embedding, kinds) closes the index so that the next call opens it anew;
 - the index is opened on first use, once even when threads ask at the same time
-  (operations on it are serialised by its `Database`: see `memgit.db`);
+  (operations on it are serialised by its `Database`: see `memgit.index.db`);
 - `close()` closes the index; the store stays usable and the next call opens it again.
 """
 

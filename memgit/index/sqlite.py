@@ -10,7 +10,7 @@ numpy typing, ~100 ms).
 Vectors live in two plain tables, not in a sqlite-vec `vec0` table: `vectors` holds each
 memory's float32 embedding (the truth) and `vector_bits` its sign bits
 (`vec_quantize_binary`) for a hamming pre-selection; sqlite-vec's scalar functions do the
-arithmetic (see `memgit.channels.vector`). vec0 0.1.9 was too slow for that two-stage
+arithmetic (see `memgit.index.channels.vector`). vec0 0.1.9 was too slow for that two-stage
 search: its KNN costs O(rows x k) (hamming top-500 over 100k: 68 ms), and a rowid lookup
 costs 25-180 us, so rescoring 500 candidates took 12-90 ms; on a plain table it is ~1 ms.
 """

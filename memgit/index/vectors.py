@@ -6,8 +6,8 @@ channel is off, once on stderr, and recall works on keywords and anchors.
 
 A memory's vector is keyed by the index's integer `doc` and stamped with the sha1 of the
 text it was computed from (`memories.vec_sha`; NULL = pending). It is stored twice: the
-float32 embedding in `vectors` and its sign bits in `vector_bits` (see `memgit.sqlite`
-and, for the search, `memgit.channels.vector`). Both are plain tables, so deleting works
+float32 embedding in `vectors` and its sign bits in `vector_bits` (see `memgit.index.sqlite`
+and, for the search, `memgit.index.channels.vector`). Both are plain tables, so deleting works
 even when sqlite-vec is missing. A change that leaves the title and body alone (status,
 tags, a rename) keeps the vector. The embedder's id and dimension are recorded in
 `meta`; a different id drops every vector and re-embeds.

@@ -348,7 +348,7 @@ def dump(memory: Memory) -> str:
 
 
 def dump_fields(fields: Mapping[str, Any]) -> str:
-    """Front-matter lines for `fields`, written as `dump` writes them (for `memgit.patch`)."""
+    """Front-matter lines for `fields`, written as `dump` writes them (for `memgit.memory.patch`)."""
     return str(_yaml().dump(fields))
 
 

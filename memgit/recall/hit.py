@@ -11,7 +11,7 @@ from memgit.memory.format import Memory
 @dataclass(frozen=True)
 class Hit:
     """One recalled memory. Hits come sorted by `score` (relative to the query's other
-    candidates: see `memgit.ranking`); `relevance` is the absolute score the floor applies
+    candidates: see `memgit.index.ranking`); `relevance` is the absolute score the floor applies
     to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
     title match); `path` is relative to the repository root."""
 

@@ -5,7 +5,7 @@
 task, drops what is under the relevance floor and fits the rest into a token budget.
 Archived, expired and superseded memories are left out unless `include_archived`.
 `record_recall()` notes which memories each recall returned (local state, never committed);
-`memgit.inject` turns hits into what an agent is given.
+`memgit.recall.inject` turns hits into what an agent is given.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Usage: which memories were recalled, and which were marked used, ignored or wrong.
 
 Both logs live in `<git-dir>/memgit/` and are never committed: `recalls.jsonl` (written
-by every recall, see `memgit.recall.record_recall`) and `feedback.jsonl` (written by
+by every recall, see `memgit.recall.recall.record_recall`) and `feedback.jsonl` (written by
 `memgit feedback`). Usage is local to one clone; what `memgit reflect` relies on is
 copied into a proposal's evidence, so a reviewer sees it without the logs.
 """

@@ -4,7 +4,7 @@ Eviction archives what nobody needs: low-confidence memories not recalled for a 
 checkpoints past their time, and the least recalled checkpoints beyond a limit. Promotion
 pins memories marked used in many sessions and unpins pinned ones left unused. The
 thresholds are the `[reflect]` settings; the usage comes from the local logs
-(`memgit.usage`) and is quoted in each proposal's evidence.
+(`memgit.recall.usage`) and is quoted in each proposal's evidence.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from memgit.reflect.proposals import FileChange, Inputs, Proposal
 
 
 class Lifecycle:
-    """The eviction and promotion steps of the reflect engine (`memgit.reflect._Engine`)."""
+    """The eviction and promotion steps of the reflect engine (`memgit.reflect.reflect._Engine`)."""
 
     # What it uses of the engine, which defines them.
     i: Inputs

@@ -10,14 +10,14 @@
 5. promotion -> `pinned` for memories used in many sessions, unpinned when unused for long;
 6. hygiene -> bodies over budget, unanchored file names, vague titles: reported only.
 
-The values (`Proposal`, `Reflection`) and their rendering are in `memgit.proposals`.
+The values (`Proposal`, `Reflection`) and their rendering are in `memgit.reflect.proposals`.
 Proposals are applied in that order to an in-memory copy of the store, so two proposals
 on one memory compose and the diff shows the end result. Nothing here writes: the caller
 (`Memgit.reflect`) lands the changes as commits. Malformed files are reported, never
 touched; usage (recalls, feedback) is read from the local logs and quoted in evidence.
 
 A changed file keeps everything but the lines of the fields a proposal names (and
-`updated`): comments, key order, quoting and line endings stay (`memgit.patch`); only a
+`updated`): comments, key order, quoting and line endings stay (`memgit.memory.patch`); only a
 file that cannot be patched safely is written in canonical form (`memory.dump`). A file
 with a problem `memgit lint` reports is never changed: it is listed instead.
 """
@@ -101,7 +101,7 @@ class _Engine(Lifecycle):
 
     def edit(self, memory: Memory, **fields: Any) -> FileChange:
         """Change the named fields (and `updated`); call after `editable`. Only those lines
-        of the file change (`memgit.patch`); the canonical text when it cannot be patched."""
+        of the file change (`memgit.memory.patch`); the canonical text when it cannot be patched."""
         base = self._base(memory)
         assert base is not None
         extra = dict(base.extra)
@@ -250,7 +250,7 @@ class _Engine(Lifecycle):
             )
 
     def held_supersessions(self) -> None:
-        """A memory that may not hide the one it replaces (`memgit.trust`): held in its
+        """A memory that may not hide the one it replaces (`memgit.memory.trust`): held in its
         `proposed_supersedes`, or listed in `supersedes` by a less trusted source. Recall
         keeps both memories; a person decides."""
         for memory in self.active():

@@ -1,6 +1,6 @@
 """Upkeep: running reflect on a store and landing what it proposes as commits.
 
-`memgit.reflect` decides; this module gathers what it reads (memories from the index,
+`memgit.reflect.reflect` decides; this module gathers what it reads (memories from the index,
 file texts, vectors, the local usage logs, git's renames) and lands the proposals:
 in the working tree as one commit (or one per proposal) through the change-set writer, so
 a killed `--apply` is finished by the next memgit write; or on a new branch built with git
