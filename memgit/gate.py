@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memgit import gitrepo
+from memgit import gitrepo, staging
 from memgit import memory as fmt
 from memgit.credentials import SecretMatch, find_secrets
 from memgit.memory import Problem
@@ -66,8 +66,8 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
     """The pre-commit check: lint problems of the staged memory files are printed (they do
     not block); a staged file over the size limit, or one that adds a secret (unless
     `allow_secret`), refuses the commit (1)."""
-    staged = gitrepo.staged(repo, under)
-    sizes = gitrepo.blob_sizes(repo, [f.blob for f in staged])
+    staged = staging.staged(repo, under)
+    sizes = staging.blob_sizes(repo, [f.blob for f in staged])
     too_big = [f for f in staged if sizes.get(f.blob, 0) > MAX_BYTES]
     for f in too_big:
         out(
@@ -76,7 +76,7 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             f"unstage it: git restore --staged '{_shown(f.path)}'"
         )
     readable = [f for f in staged if f not in too_big]
-    contents = gitrepo.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
+    contents = staging.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
     blocked = 0
     for f in readable:
         data = contents.get(f.blob, b"")
