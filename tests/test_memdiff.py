@@ -180,7 +180,13 @@ def test_what_a_change_supersedes_is_shown(repo: Path, mem: memgit.Memgit) -> No
     kept = mem.remember("the staging database is reset nightly").memory
     other = mem.remember("deploys run from tools/deploy.sh").memory
     git(repo, "switch", "-q", "-c", "feature")
-    added = mem.remember("staging keeps its data", supersedes=(kept.id, "m-unknown")).memory
+    # Written by hand: `remember` refuses an id no memory has, but a committed file can hold one.
+    (repo / ".memory" / "staging-keeps-its-data.md").write_text(
+        f"---\nid: m-5ta9e1\ntitle: staging keeps its data\nkind: fact\nsource: user\n"
+        f"supersedes: [{kept.id}, m-unknown]\n---\n")
+    git(repo, "add", ".memory")
+    git(repo, "commit", "-q", "-m", "a hand-written memory")
+    added = mem.get("m-5ta9e1")
     mem.update(other.id, supersedes=(kept.id,))
     lines = diff_output(repo, "main...feature").splitlines()
     assert lines[4] == (f"- **staging keeps its data** (`{added.id}`, fact): supersedes (hides from recall) "
