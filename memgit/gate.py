@@ -23,7 +23,7 @@ from pathlib import Path
 
 from memgit import gitrepo
 from memgit import memory as fmt
-from memgit.credentials import SecretMatch, find_secrets
+from memgit.credentials import SecretMatch, find_in_memory, find_secrets
 from memgit.memory import Problem
 
 __all__ = ["Found", "check_commit", "lint_files", "scan"]
@@ -50,6 +50,14 @@ def scan(data: bytes) -> Found:
     if b"\0" in data:
         return Found(find_secrets("\n".join(run.decode("ascii") for run in _RUN.findall(data))), True)
     return Found(find_secrets(data.decode("utf-8", "replace")), False)
+
+
+def _in_fields(data: bytes, path: str) -> set[str]:
+    """The fingerprints of the secrets in the fields of the memory `data` holds (none if no memory)."""
+    if not fmt.is_memory_file(path.rsplit("/", 1)[-1]):
+        return set()
+    memory = fmt.check(data, path)[0]
+    return {m.fingerprint for m in find_in_memory(memory)} if memory is not None else set()
 
 
 def _shown(path: str) -> str:
@@ -80,10 +88,11 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
     blocked = 0
     for f in readable:
         data = contents.get(f.blob, b"")
-        if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]):
-            for problem in fmt.check(data, f.path)[1]:
-                out(f"memgit: {problem}")
-        before = {m.fingerprint for m in scan(contents.get(f.before or "", b"")).matches}
+        memory, problems = fmt.check(data, f.path) if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]) else (None, [])
+        for problem in problems:
+            out(f"memgit: {problem}")
+        old = contents.get(f.before or "", b"")
+        before = {m.fingerprint for m in scan(old).matches} | (_in_fields(old, f.path) if f.before else set())
         found = scan(data)
         for match in found.matches:
             if match.fingerprint in before:
@@ -95,6 +104,16 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
                 else f"{_shown(f.path)}:{match.line}"
             )
             out(f"memgit: {where}: this looks like a secret ({match.pattern}: {match.excerpt})")
+        if memory is not None:
+            # A value the text hides (a YAML escape, a line continuation) is the secret git pushes
+            # and recall shows once the memory is read: scanned field by field, as lint does.
+            shown = before | {m.fingerprint for m in found.matches}
+            for match in find_in_memory(memory):
+                if match.fingerprint not in shown:
+                    shown.add(match.fingerprint)
+                    blocked += 1
+                    out(f"memgit: {_shown(f.path)}: in its {match.where}: this looks like a secret "
+                        f"({match.pattern}: {match.excerpt})")
     if blocked and not allow_secret:
         out(
             "memgit: commit refused: memories are pushed to remotes. Remove the secret, "
