@@ -360,6 +360,9 @@ def _value(value: Any) -> str:
 # -- escaping: a forge renders the comment, and the values come from a branch -----------------
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+#: Bidirectional controls: a right-to-left override in a title would reorder the rest of the
+#: rendered line (what a change supersedes, an id) while the file still says what it says.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: What GitHub and GitLab Markdown may give meaning to inside a line.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>#!|~&$])")
 #: What forges link in plain text even when escaped: mentions, issue references, URLs.
@@ -368,7 +371,8 @@ ZERO_WIDTH = "\u200b"
 
 
 def _one_line(value: Any) -> str:
-    return _CONTROL.sub(" ", str(value))
+    """`value` on one line, each bidirectional control shown as its code point (`(U+202E)`)."""
+    return _BIDI.sub(lambda m: f"(U+{ord(m.group()):04X})", _CONTROL.sub(" ", str(value)))
 
 
 def _md(value: Any) -> str:

@@ -191,3 +191,21 @@ def test_what_a_change_supersedes_is_shown(repo: Path, mem: memgit.Memgit) -> No
     data = {d["id"]: d for d in json.loads(diff_output(repo, "main...feature", "--json"))}
     assert data[added.id]["supersedes"] == [{"id": kept.id, "title": "the staging database is reset nightly"},
                                             {"id": "m-unknown", "title": None}]
+
+
+def test_bidirectional_controls_cannot_reorder_the_rendered_review(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    git(repo, "switch", "-q", "-c", "feature")
+    # Rendered, the override would turn the rest of the line (what it supersedes) right to left.
+    (repo / ".memory" / "flip.md").write_text(
+        "---\ntitle: \"typo fix \u202e\u2066\"\nkind: fact\nsource: user\n"
+        f"supersedes: [{kept.id}]\ntags: [\"a\u202eb\"]\n---\nbody\n")
+    (repo / ".memory" / "notes\u202etxt.md").symlink_to("flip.md")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "flip")
+    shown = diff_output(repo, "main...feature")
+    assert not set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") & set(shown)
+    assert "- **typo fix (U+202E)(U+2066)** (`flip`, fact): supersedes (hides from recall) " in shown
+    assert "`notes(U+202E)txt.md` added: a symbolic link" in shown
+    data = json.loads(diff_output(repo, "main...feature", "--json"))
+    assert data[0]["title"] == "typo fix \u202e\u2066"  # --json stays raw
