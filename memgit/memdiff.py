@@ -26,6 +26,7 @@ from typing import Any, Callable
 from memgit import config as config_mod
 from memgit import gitrepo
 from memgit import memory as fmt
+from memgit import trust
 from memgit.errors import MemgitError
 from memgit.memory import Memory
 
@@ -161,7 +162,7 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
                                       (old_other, new_other), repo.root))
     superseded: dict[str, list[str]] = {}
     for memory in news.values():
-        before = set(olds[memory.id].supersedes) if memory.id in olds else set()
+        before = _in_force(olds.get(memory.id), memory)
         for gone in set(memory.supersedes) - before:
             superseded.setdefault(gone, []).append(memory.id)
     names = {m.id: m.title for m in olds.values()} | {m.id: m.title for m in news.values()}
@@ -284,10 +285,19 @@ def _change(old: Memory | None, new: Memory | None, merged_into: tuple[str, ...]
     else:
         return None  # only `updated` (or the file's layout) changed
     fields.pop("status", None)
-    before = old.supersedes if old is not None else ()
+    before = _in_force(old, new)
     supersedes = tuple((i, title(i)) for i in new.supersedes if i not in before)
     return MemoryChange(new.id, new.title, change, new.path, new.kind, fields, body_changed, merged_into,
                         supersedes)
+
+
+def _in_force(old: Memory | None, new: Memory) -> set[str]:
+    """The ids in `new.supersedes` that `old` already superseded to the same effect. None when
+    the change makes the memory active again or raises its source: a supersession that could
+    hide nothing (trust.may_hide) may hide its target now, so the review names it again."""
+    if old is None or (new.active and not old.active) or trust.rank(new.source) > trust.rank(old.source):
+        return set()
+    return set(old.supersedes)
 
 
 def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
@@ -313,8 +323,10 @@ def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
             details = [_field(k, o, n, titles) for k, (o, n) in c.fields.items()]
             if c.body_changed:
                 details.append("body changed")
-            if c.supersedes and "supersedes" not in c.fields:
-                hidden = ", ".join(_named(i, titles) for i, _ in c.supersedes)
+            listed = c.fields.get("supersedes", ((), ()))  # the field's added ids are shown with it
+            again = [i for i, _ in c.supersedes if i not in listed[1] or i in listed[0]]
+            if again:
+                hidden = ", ".join(_named(i, titles) for i in again)
                 details.append("supersedes (hides from recall) " + hidden)
             if c.merged_into:
                 details.append("into " + ", ".join(_named(i, titles) for i in c.merged_into))

@@ -209,3 +209,31 @@ def test_bidirectional_controls_cannot_reorder_the_rendered_review(repo: Path, m
     assert "`notes(U+202E)txt.md` added: a symbolic link" in shown
     data = json.loads(diff_output(repo, "main...feature", "--json"))
     assert data[0]["title"] == "typo fix \u202e\u2066"  # --json stays raw
+
+
+def test_a_supersession_a_change_puts_in_force_is_shown(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    dormant = repo / ".memory" / "staging-note.md"
+    # An agent's conclusion lists the person's memory in `supersedes`: it hides nothing (memgit.trust).
+    dormant.write_text("---\nid: m-dormant\ntitle: staging keeps its data now\nkind: fact\nsource: inferred\n"
+                       f"supersedes: [{kept.id}]\n---\nStaging keeps its data.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "dormant")
+    assert [h.id for h in mem.recall("staging database reset nightly")][0] == kept.id
+    git(repo, "switch", "-q", "-c", "feature")
+    dormant.write_text(dormant.read_text().replace("source: inferred", "source: user"))
+    git(repo, "commit", "-q", "-a", "-m", "tidy")
+    assert kept.id not in [h.id for h in mem.recall("staging database reset nightly")]  # hidden now
+    lines = diff_output(repo, "main...feature").splitlines()
+    assert lines[4] == ("- **staging keeps its data now** (`m-dormant`, fact): confidence `0.5` → `0.9`; "
+                        "source `inferred` → `user`; supersedes (hides from recall) "
+                        f"**the staging database is reset nightly** (`{kept.id}`)")
+    data = json.loads(diff_output(repo, "main...feature", "--json"))
+    assert data[0]["supersedes"] == [{"id": kept.id, "title": "the staging database is reset nightly"}]
+    git(repo, "switch", "-q", "main")  # archived on main, restored on the branch: in force again
+    dormant.write_text(dormant.read_text().replace("kind: fact", "kind: fact\nstatus: archived"))
+    git(repo, "commit", "-q", "-a", "-m", "archive")
+    git(repo, "switch", "-q", "-c", "restore")
+    dormant.write_text(dormant.read_text().replace("status: archived\n", "").replace("inferred", "user"))
+    git(repo, "commit", "-q", "-a", "-m", "restore")
+    assert "supersedes (hides from recall) **the staging" in diff_output(repo, "main...restore").splitlines()[4]
