@@ -83,9 +83,15 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             f"under {under}/ (memories are short notes; it was not read). Keep it outside {under}/ and "
             f"unstage it: git restore --staged '{_shown(f.path)}'"
         )
+    blocked = 0
+    for f in staged:  # a file's name is pushed too
+        named = {m.fingerprint for m in find_secrets(f.before_path or "")}
+        for match in find_secrets(f.path):
+            if match.fingerprint not in named:
+                blocked += 1
+                out(f"memgit: {_shown(f.path)}: its name looks like a secret ({match.pattern}: {match.excerpt})")
     readable = [f for f in staged if f not in too_big]
     contents = gitrepo.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
-    blocked = 0
     for f in readable:
         data = contents.get(f.blob, b"")
         memory, problems = fmt.check(data, f.path) if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]) else (None, [])
@@ -132,6 +138,8 @@ def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> I
     ignored) that are not read as memories (`memories`: those are scanned field by field),
     and files too large to commit there."""
     for rel in gitrepo.files(repo, folder) if repo is not None else _walk(folder):
+        for match in find_secrets(rel):
+            yield Problem(rel, 0, f"its name looks like a secret: {match.pattern} ({match.excerpt})")
         if rel in memories:
             continue
         path = folder / rel
