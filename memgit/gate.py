@@ -89,12 +89,14 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
         for match in find_secrets(f.path):
             if match.fingerprint not in named:
                 blocked += 1
-                out(f"memgit: {_shown(f.path)}: its name looks like a secret ({match.pattern}: {match.excerpt})")
+                out(f"memgit: {_shown(f.path)}: its name looks like a secret "
+                    f"({match.pattern}: {match.excerpt})")
     readable = [f for f in staged if f not in too_big]
     contents = gitrepo.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
     for f in readable:
         data = contents.get(f.blob, b"")
-        memory, problems = fmt.check(data, f.path) if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]) else (None, [])
+        is_memory = fmt.is_memory_file(f.path.rsplit("/", 1)[-1])
+        memory, problems = fmt.check(data, f.path) if is_memory else (None, [])
         for problem in problems:
             out(f"memgit: {problem}")
         old = contents.get(f.before or "", b"")

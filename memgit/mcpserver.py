@@ -130,9 +130,10 @@ def build(mem: "Memgit") -> "MCPServer":
         """Archive a memory so recall stops returning it (a commit git can revert); `hard` deletes its file.
         A user's or static memory is a person's to forget."""
         memory = mem.get(ref)
-        if not may_hide("inferred", memory.source):  # as with supersedes: an agent's word hides no one's above it
-            raise MemgitError(f"{memory.id} is a {memory.source} memory: an agent does not forget it; ask the user to "
-                              f"run 'memgit forget {memory.id}' if it is wrong, or remember the correction")
+        if not may_hide("inferred", memory.source):  # as with supersedes: an agent hides no one above it
+            raise MemgitError(f"{memory.id} is a {memory.source} memory: an agent does not forget it; "
+                              f"ask the user to run 'memgit forget {memory.id}' if it is wrong, "
+                              "or remember the correction")
         memory = mem.forget(memory.id, hard=hard)
         return {"id": memory.id, "title": memory.title, "status": "deleted" if hard else memory.status}
 

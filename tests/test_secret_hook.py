@@ -188,17 +188,17 @@ def test_a_credential_of_an_unknown_kind_is_refused(hooked: Path) -> None:
     ids=["escapes", "continuation"],
 )
 def test_a_secret_the_yaml_text_hides_is_refused_as_lint_reports_it(hooked: Path, title: str) -> None:
-    write(hooked, "escaped.md", f"---\nid: m-escaped\ntitle: {title}\nkind: fact\nsource: user\n---\n\nbody\n")
+    head = f"---\nid: m-escaped\ntitle: {title}\nkind: fact\nsource: user\n---\n\n"
+    write(hooked, "escaped.md", head + "body\n")
     linted = run("lint", cwd=hooked)
     assert "escaped.md: looks like a secret in title: GitHub token (ghp_…)" in linted.stdout
     refused = commit(hooked)
     assert refused.returncode == 1
-    assert (
-        "memgit: .memory/escaped.md: in its title: this looks like a secret (GitHub token: ghp_…)" in refused.stderr
-    )
+    assert "memgit: .memory/escaped.md: in its title: this looks like a secret (GitHub token: ghp_…)" in (
+        refused.stderr)
     assert REFUSED in refused.stderr
     assert commit(hooked, env={**os.environ, "MEMGIT_ALLOW_SECRET": "1"}).returncode == 0
-    write(hooked, "escaped.md", f"---\nid: m-escaped\ntitle: {title}\nkind: fact\nsource: user\n---\n\nmore\n")
+    write(hooked, "escaped.md", head + "more\n")
     assert commit(hooked).returncode == 0  # the committed secret is not added again
 
 
