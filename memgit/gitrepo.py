@@ -400,6 +400,15 @@ def grep_id(repo: Repo, rev: str, memory_id: str, under: str) -> list[str]:
     return [line.removeprefix(prefix) for line in result.stdout.splitlines() if line]
 
 
+def grep_text(repo: Repo, rev: str | None, text: str, under: str) -> list[str]:
+    """Paths (from the root) of files under `under` holding `text`, at `rev` or (None) in the work
+    tree, tracked or not."""
+    where = [rev] if rev else ["--untracked"]
+    result = _run(["-c", "core.quotePath=false", "grep", "-l", "-z", "-F", "-e", text, *where, "--", under],
+                  repo.root)
+    return [line.removeprefix(f"{rev}:") if rev else line for line in result.stdout.split("\0") if line]
+
+
 def deleted_path(repo: Repo, memory_id: str, under: str) -> str | None:
     """The path (from the repository root) of the newest deleted file that declared this id."""
     escaped = memory_id.replace(".", r"\.")

@@ -51,6 +51,8 @@ class MemoryChange:
     merged_into: tuple[str, ...] = ()
     #: (id, title or "") of each memory this change newly makes it supersede, hiding it from recall.
     supersedes: tuple[tuple[str, str], ...] = ()
+    #: (id, title) of each memory that this change's lower `source` lets hide it (its `supersedes`).
+    hidden_by: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,7 @@ class MemoryChange:
             "fields": {k: {"old": _plain(o), "new": _plain(n)} for k, (o, n) in self.fields.items()},
             "body_changed": self.body_changed, "merged_into": list(self.merged_into),
             "supersedes": [{"id": i, "title": t or None} for i, t in self.supersedes],
+            "hidden_by": [{"id": i, "title": t} for i, t in self.hidden_by],
         }
 
 
@@ -179,6 +182,10 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
     merged = {(c.id, into) for c in found for into in c.merged_into}
     found = [replace(c, supersedes=tuple(s for s in c.supersedes if (s[0], c.id) not in merged))
              for c in found]
+    lowered = {i for i in olds.keys() & news.keys()
+               if trust.rank(news[i].source) < trust.rank(olds[i].source)}
+    found = [replace(c, hidden_by=_hidden_by(repo, new_rev, under, olds[c.id], news[c.id], kinds))
+             if c.id in lowered else c for c in found]
     memories = sorted(found, key=lambda c: (ORDER.index(c.change), c.title.casefold(), c.id))
     files.sort(key=lambda f: (f.path != config_mod.CONFIG_NAME, FILE_ORDER.index(f.change), f.path))
     return Review(memories, files, under)
@@ -291,6 +298,23 @@ def _change(old: Memory | None, new: Memory | None, merged_into: tuple[str, ...]
                         supersedes)
 
 
+def _hidden_by(repo: gitrepo.Repo, rev: str | None, under: str, old: Memory, new: Memory,
+               kinds: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The active memories at `rev` whose `supersedes` hides `new` now that its source is lower,
+    and did not hide `old` (trust.may_hide): an unchanged memory the review would not name."""
+    out = []
+    for path in gitrepo.grep_text(repo, rev, new.id, under):
+        rel = path.removeprefix(under + "/")
+        data = gitrepo.show(repo, rev, path) if rev else _file(repo.root / path)
+        link = rev is None and os.path.islink(repo.root / path)
+        hider = _memory(data, rel, SYMLINK if link else "100644", kinds)
+        if (hider is not None and hider.active and hider.id != new.id and new.id in hider.supersedes
+                and trust.may_hide(hider.source, new.source)
+                and not trust.may_hide(hider.source, old.source)):
+            out.append((hider.id, hider.title))
+    return tuple(sorted(out))
+
+
 def _in_force(old: Memory | None, new: Memory) -> set[str]:
     """The ids in `new.supersedes` that `old` already superseded to the same effect. None when
     the change makes the memory active again or raises its source: a supersession that could
@@ -328,6 +352,9 @@ def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
             if again:
                 hidden = ", ".join(_named(i, titles) for i in again)
                 details.append("supersedes (hides from recall) " + hidden)
+            if c.hidden_by:
+                hiders = ", ".join(_named(i, {i: t}) for i, t in c.hidden_by)
+                details.append("now hidden from recall by " + hiders)
             if c.merged_into:
                 details.append("into " + ", ".join(_named(i, titles) for i in c.merged_into))
             lines.append(line + (": " + "; ".join(details) if details else ""))

@@ -236,4 +236,26 @@ def test_a_supersession_a_change_puts_in_force_is_shown(repo: Path, mem: memgit.
     git(repo, "switch", "-q", "-c", "restore")
     dormant.write_text(dormant.read_text().replace("status: archived\n", "").replace("inferred", "user"))
     git(repo, "commit", "-q", "-a", "-m", "restore")
-    assert "supersedes (hides from recall) **the staging" in diff_output(repo, "main...restore").splitlines()[4]
+    restored = diff_output(repo, "main...restore").splitlines()[4]
+    assert "supersedes (hides from recall) **the staging" in restored
+
+
+def test_a_lower_source_names_the_unchanged_memory_that_now_hides_it(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    (repo / ".memory" / "staging-note.md").write_text(
+        "---\nid: m-dormant\ntitle: staging keeps its data now\nkind: fact\nsource: inferred\n"
+        f"supersedes: [{kept.id}]\n---\nStaging keeps its data.\n")  # hides nothing: a person said it
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "dormant")
+    git(repo, "switch", "-q", "-c", "feature")
+    path = repo / ".memory" / mem.get(kept.id).path
+    path.write_text(path.read_text().replace("source: user", "source: inferred"))
+    expected = (f"- **the staging database is reset nightly** (`{kept.id}`, fact): "
+                "source `user` → `inferred`; "
+                "now hidden from recall by **staging keeps its data now** (`m-dormant`)")
+    assert diff_output(repo).splitlines()[4] == expected  # the work tree
+    git(repo, "commit", "-q", "-a", "-m", "tidy")
+    assert kept.id not in [h.id for h in mem.recall("staging database reset nightly")]
+    assert diff_output(repo, "main...feature").splitlines()[4] == expected
+    data = json.loads(diff_output(repo, "main...feature", "--json"))
+    assert data[0]["hidden_by"] == [{"id": "m-dormant", "title": "staging keeps its data now"}]
