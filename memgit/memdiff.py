@@ -20,6 +20,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,6 +30,7 @@ from memgit import memory as fmt
 from memgit import trust
 from memgit.errors import MemgitError
 from memgit.memory import Memory
+from memgit.usage import parse_time
 
 ORDER = ("added", "edited", "merged", "archived", "restored", "deleted")
 FILE_ORDER = ("added", "changed", "renamed", "deleted")
@@ -384,7 +386,15 @@ def _field(name: str, old: Any, new: Any, titles: dict[str, str]) -> str:
         removed = [f"−{show(item)}" for item in old if item not in new]
         label = "supersedes (hides from recall)" if name == "supersedes" and added else _md(name)
         return f"{label} {' '.join(added + removed)}"
+    if name == "expires" and _past(new) and not _past(old):
+        return f"expires (past: hides from recall) {_value(old)} → {_value(new)}"
     return f"{_md(name)} {_value(old)} → {_value(new)}"
+
+
+def _past(value: Any) -> bool:
+    """Whether an `expires` value lies in the past, so recall leaves the memory out (channels.CURRENT)."""
+    when = parse_time(str(value)) if value else None
+    return when is not None and when <= datetime.now(timezone.utc)
 
 
 def _setting(change: SettingChange) -> str:

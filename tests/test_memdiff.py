@@ -259,3 +259,17 @@ def test_a_lower_source_names_the_unchanged_memory_that_now_hides_it(repo: Path,
     assert diff_output(repo, "main...feature").splitlines()[4] == expected
     data = json.loads(diff_output(repo, "main...feature", "--json"))
     assert data[0]["hidden_by"] == [{"id": "m-dormant", "title": "staging keeps its data now"}]
+
+
+def test_an_expiry_in_the_past_is_named_as_hiding(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    git(repo, "switch", "-q", "-c", "feature")
+    path = repo / ".memory" / kept.path
+    path.write_text(path.read_text().replace("source: user", "source: user\nexpires: 2001-01-01"))
+    git(repo, "commit", "-q", "-a", "-m", "tidy")
+    assert kept.id not in [h.id for h in mem.recall("staging database reset nightly")]
+    assert diff_output(repo, "main...feature").splitlines()[4] == (
+        f"- **the staging database is reset nightly** (`{kept.id}`, fact): "
+        "expires (past: hides from recall) (none) → `2001-01-01`")
+    path.write_text(path.read_text().replace("2001-01-01", "2999-01-01"))
+    assert diff_output(repo, "main").splitlines()[4].endswith("expires (none) → `2999-01-01`")
