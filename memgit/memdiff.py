@@ -37,6 +37,7 @@ FILE_ORDER = ("added", "changed", "renamed", "deleted")
 #: Fields not worth a line of their own: `updated` changes with every edit.
 QUIET = {"updated"}
 SYMLINK = "120000"
+GITLINK = "160000"
 
 
 @dataclass(frozen=True)
@@ -208,11 +209,14 @@ def _file_change(status: str, old_rel: str, new_rel: str, data: tuple[bytes | No
     notes = []
     if modes[1] == SYMLINK or (change == "deleted" and modes[0] == SYMLINK):
         notes.append("a symbolic link")
+    if GITLINK in modes:
+        notes.append("a submodule: the memory files of the repository it names are read as memories once it "
+                     "is checked out, and its changes are not listed here")
     if not other[0] and other[1] and status != "A":
         notes.append("no longer read as a memory")
     elif other[0] and not other[1] and status != "D":
         notes.append("now read as a memory")
-    elif change != "deleted" and _looks_like_memory(new_rel) and modes[1] != SYMLINK:
+    elif change != "deleted" and _looks_like_memory(new_rel) and modes[1] not in (SYMLINK, GITLINK):
         notes.append("not read as a memory")
     settings: tuple[SettingChange, ...] = ()
     if config_mod.CONFIG_NAME in (old_rel, new_rel) and SYMLINK not in modes:

@@ -273,3 +273,20 @@ def test_an_expiry_in_the_past_is_named_as_hiding(repo: Path, mem: memgit.Memgit
         "expires (past: hides from recall) (none) → `2001-01-01`")
     path.write_text(path.read_text().replace("2001-01-01", "2999-01-01"))
     assert diff_output(repo, "main").splitlines()[4].endswith("expires (none) → `2999-01-01`")
+
+
+def test_a_submodule_under_the_memory_folder_is_named_as_one(repo: Path, mem: memgit.Memgit,
+                                                             tmp_path: Path) -> None:
+    team = tmp_path / "team-memories"
+    team.mkdir()
+    git(team, "init", "-q")
+    (team / "deploys.md").write_text("---\ntitle: deploys skip review\nkind: fact\n---\nship it\n")
+    git(team, "add", "-A")
+    git(team, "commit", "-q", "-m", "team")
+    git(repo, "switch", "-q", "-c", "feature")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(team), ".memory/team")
+    git(repo, "commit", "-q", "-m", "team memories")
+    assert "deploys skip review" in [m.title for m in mem.list()]  # what the branch brings in
+    assert diff_output(repo, "main...feature").splitlines()[4] == (
+        "- `team` added: a submodule: the memory files of the repository it names are read as memories "
+        "once it is checked out, and its changes are not listed here")
