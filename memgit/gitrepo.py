@@ -68,7 +68,13 @@ def find(start: Path) -> Repo | None:
         raise MemgitError(f"{probe} is inside a git dir, not a work tree; run memgit from the work tree")
     if result.returncode != 0 or len(lines) < 3:
         return None
-    return Repo(root=Path(lines[2]), git_dir=Path(lines[1]))
+    root, git_dir = Path(lines[2]), Path(lines[1])
+    if git_dir.is_relative_to(root) and not git_dir.is_relative_to(root / ".git"):
+        # A folder committed to look like a git dir (HEAD, config with core.worktree): its config,
+        # and memgit's state that would go into it, are the branch's, not this clone's.
+        raise MemgitError(f"{probe} is a git dir committed inside the work tree {root}, not this clone's "
+                          f"{root / '.git'}; run memgit from outside it")
+    return Repo(root=root, git_dir=git_dir)
 
 
 def require(start: Path) -> Repo:
