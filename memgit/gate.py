@@ -23,7 +23,7 @@ from pathlib import Path
 
 from memgit import gitrepo, staging
 from memgit import memory as fmt
-from memgit.credentials import SecretMatch, find_secrets
+from memgit.credentials import SecretMatch, find_in_memory, find_secrets
 from memgit.memory import Problem
 
 __all__ = ["Found", "check_commit", "lint_files", "scan"]
@@ -52,6 +52,14 @@ def scan(data: bytes) -> Found:
     return Found(find_secrets(data.decode("utf-8", "replace")), False)
 
 
+def _in_fields(data: bytes, path: str) -> set[str]:
+    """The fingerprints of the secrets in the fields of the memory `data` holds (none if no memory)."""
+    if not fmt.is_memory_file(path.rsplit("/", 1)[-1]):
+        return set()
+    memory = fmt.check(data, path)[0]
+    return {m.fingerprint for m in find_in_memory(memory)} if memory is not None else set()
+
+
 def _shown(path: str) -> str:
     """A path for a one-line message: bytes that are not UTF-8 and control characters escaped."""
     text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
@@ -75,15 +83,24 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             f"under {under}/ (memories are short notes; it was not read). Keep it outside {under}/ and "
             f"unstage it: git restore --staged '{_shown(f.path)}'"
         )
+    blocked = 0
+    for f in staged:  # a file's name is pushed too
+        named = {m.fingerprint for m in find_secrets(f.before_path or "")}
+        for match in find_secrets(f.path):
+            if match.fingerprint not in named:
+                blocked += 1
+                out(f"memgit: {_shown(f.path)}: its name looks like a secret "
+                    f"({match.pattern}: {match.excerpt})")
     readable = [f for f in staged if f not in too_big]
     contents = staging.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
-    blocked = 0
     for f in readable:
         data = contents.get(f.blob, b"")
-        if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]):
-            for problem in fmt.check(data, f.path)[1]:
-                out(f"memgit: {problem}")
-        before = {m.fingerprint for m in scan(contents.get(f.before or "", b"")).matches}
+        is_memory = fmt.is_memory_file(f.path.rsplit("/", 1)[-1])
+        memory, problems = fmt.check(data, f.path) if is_memory else (None, [])
+        for problem in problems:
+            out(f"memgit: {problem}")
+        old = contents.get(f.before or "", b"")
+        before = {m.fingerprint for m in scan(old).matches} | (_in_fields(old, f.path) if f.before else set())
         found = scan(data)
         for match in found.matches:
             if match.fingerprint in before:
@@ -95,6 +112,16 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
                 else f"{_shown(f.path)}:{match.line}"
             )
             out(f"memgit: {where}: this looks like a secret ({match.pattern}: {match.excerpt})")
+        if memory is not None:
+            # A value the text hides (a YAML escape, a line continuation) is the secret git pushes
+            # and recall shows once the memory is read: scanned field by field, as lint does.
+            shown = before | {m.fingerprint for m in found.matches}
+            for match in find_in_memory(memory):
+                if match.fingerprint not in shown:
+                    shown.add(match.fingerprint)
+                    blocked += 1
+                    out(f"memgit: {_shown(f.path)}: in its {match.where}: this looks like a secret "
+                        f"({match.pattern}: {match.excerpt})")
     if blocked and not allow_secret:
         out(
             "memgit: commit refused: memories are pushed to remotes. Remove the secret, "
@@ -113,6 +140,8 @@ def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> I
     ignored) that are not read as memories (`memories`: those are scanned field by field),
     and files too large to commit there."""
     for rel in gitrepo.files(repo, folder) if repo is not None else _walk(folder):
+        for match in find_secrets(rel):
+            yield Problem(rel, 0, f"its name looks like a secret: {match.pattern} ({match.excerpt})")
         if rel in memories:
             continue
         path = folder / rel

@@ -12,10 +12,10 @@ import posixpath
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from memgit.errors import MemgitError, NotCommitted, NotStaged
 
@@ -68,7 +68,13 @@ def find(start: Path) -> Repo | None:
         raise MemgitError(f"{probe} is inside a git dir, not a work tree; run memgit from the work tree")
     if result.returncode != 0 or len(lines) < 3:
         return None
-    return Repo(root=Path(lines[2]), git_dir=Path(lines[1]))
+    root, git_dir = Path(lines[2]), Path(lines[1])
+    if git_dir.is_relative_to(root) and not git_dir.is_relative_to(root / ".git"):
+        # A folder committed to look like a git dir (HEAD, config with core.worktree): its config,
+        # and memgit's state that would go into it, are the branch's, not this clone's.
+        raise MemgitError(f"{probe} is a git dir committed inside the work tree {root}, not this clone's "
+                          f"{root / '.git'}; run memgit from outside it")
+    return Repo(root=root, git_dir=git_dir)
 
 
 def require(start: Path) -> Repo:
@@ -400,6 +406,15 @@ def grep_id(repo: Repo, rev: str, memory_id: str, under: str) -> list[str]:
     return [line.removeprefix(prefix) for line in result.stdout.splitlines() if line]
 
 
+def grep_text(repo: Repo, rev: str | None, text: str, under: str) -> list[str]:
+    """Paths (from the root) of files under `under` holding `text`, at `rev` or (None) in the work
+    tree, tracked or not."""
+    where = [rev] if rev else ["--untracked"]
+    result = _run(["-c", "core.quotePath=false", "grep", "-l", "-z", "-F", "-e", text, *where, "--", under],
+                  repo.root)
+    return [line.removeprefix(f"{rev}:") if rev else line for line in result.stdout.split("\0") if line]
+
+
 def deleted_path(repo: Repo, memory_id: str, under: str) -> str | None:
     """The path (from the repository root) of the newest deleted file that declared this id."""
     escaped = memory_id.replace(".", r"\.")
@@ -469,50 +484,6 @@ def dirty(repo: Repo, under: Path) -> list[str]:
     rel = os.path.relpath(under, repo.root)
     result = _run(["status", "--porcelain", "-z", "--untracked-files=all", "--", rel], repo.root)
     return [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
-
-
-def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[str, bytes | None]]]) -> list[str]:
-    """Create `branch` from HEAD with one commit per `(message, {path: content or None})`,
-    without touching the current branch, the working tree or the index.
-
-    Built with plumbing in a temporary index file (`read-tree`, `update-index`,
-    `write-tree`, `commit-tree`), so the commits hold exactly these files; commit hooks do
-    not run. The branch ref is created only if it does not exist. Returns the commits' shas.
-    """
-    check = _run(["check-ref-format", "--branch", branch], repo.root)
-    if check.returncode != 0 or branch.startswith("-"):
-        raise MemgitError(f"{branch!r} is not a valid branch name")
-    if _run(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], repo.root).returncode == 0:
-        raise MemgitError(f"branch {branch!r} already exists; choose another name or delete it first")
-    head = _run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], repo.root).stdout.strip()
-    if not head:
-        raise MemgitError("the repository has no commits yet; commit something first")
-    with tempfile.TemporaryDirectory(prefix="memgit-branch-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-
-        def git(*args: str, data: bytes | None = None) -> str:
-            done = subprocess.run(["git", "--literal-pathspecs", *args], cwd=repo.root, env=env,
-                                  input=data, capture_output=True, check=False)
-            if done.returncode != 0:
-                raise MemgitError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
-            return done.stdout.decode().strip()
-
-        git("read-tree", head)
-        parent = head
-        shas = []
-        for message, files in commits:
-            for path, content in files.items():
-                if content is None:
-                    git("update-index", "--force-remove", "--", path)
-                else:
-                    blob = git("hash-object", "-w", "--stdin", data=content)
-                    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
-            tree = git("write-tree")
-            # The message on stdin: hundreds of proposals do not fit in one argument (E2BIG).
-            parent = git("commit-tree", tree, "-p", parent, "-F", "-", data=message.encode("utf-8"))
-            shas.append(parent)
-        git("update-ref", f"refs/heads/{branch}", parent, "0" * 40)
-    return shas
 
 
 def changed(repo: Repo, under: Path) -> list[str]:
@@ -626,11 +597,6 @@ def changed_between(repo: Repo, since: str, until: str) -> list[str]:
                    "--format=", "--name-only"], repo.root)
     return list(dict.fromkeys(line for line in result.stdout.splitlines() if line)) if result.returncode == 0 else []
 
-
-def commit_on_new_branch(repo: Repo, branch: str, files: dict[str, bytes], message: str) -> str:
-    """Commit `files` (paths relative to the root) on top of HEAD as the new branch `branch`,
-    leaving the current branch, the index and the working tree alone (`commit_on_branch`)."""
-    return commit_on_branch(repo, branch, [(message, dict(files))])[-1]
 
 def settings(root: Path, prefix: str) -> dict[str, str]:
     """The git config values whose names start with `prefix` (such as "memgit."), as git reads

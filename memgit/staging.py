@@ -15,11 +15,12 @@ from memgit.gitrepo import Repo
 @dataclass(frozen=True)
 class Staged:
     """A file the next commit adds or changes: its path from the root, the blob staged for
-    it, and the blob it replaces (HEAD's, or a rename's or copy's source; None when new)."""
+    it, and the blob it replaces (HEAD's, or a rename's or copy's source; None when new) and its path."""
 
     path: str
     blob: str
     before: str | None
+    before_path: str | None = None
 
 
 _NO_BLOB = "0" * 40
@@ -40,7 +41,8 @@ def staged(repo: Repo, under: str) -> list[Staged]:
         path = fields[i + paths]
         i += 1 + paths
         if new_mode != "160000":
-            out.append(Staged(path, new_blob, None if old_blob == _NO_BLOB else old_blob))
+            old = None if old_blob == _NO_BLOB else old_blob
+            out.append(Staged(path, new_blob, old, fields[i - paths] if old else None))
     return out
 
 

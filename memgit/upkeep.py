@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import array
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from memgit import gitrepo
+from memgit import branches, gitrepo
 from memgit import memory as fmt
 from memgit import usage as usage_mod
 from memgit.errors import MemgitError
@@ -108,7 +109,7 @@ def reflect(
         commits = _commits(mem, reflection, split)
         if branch is not None:
             shas = (
-                gitrepo.commit_on_branch(
+                branches.commit_on_branch(
                     repo,
                     branch,
                     [

@@ -105,3 +105,23 @@ def test_remember_checks_the_ids_it_supersedes(mem: memgit.Memgit) -> None:
     kept = mem.remember("The user says staging is skipped now", source="user", supersedes=[user]).memory
     assert kept.supersedes == (user,) and not kept.extra
     assert user not in [h.memory.id for h in mem.recall(TITLES[0], min_score=0)]
+
+
+def test_an_agent_over_mcp_forgets_only_what_an_agent_could_supersede(repo: Path, mem: memgit.Memgit) -> None:
+    user = mem.remember(TITLES[0], source="user").memory.id
+    static = mem.remember(TITLES[1], source="static").memory.id
+    mine = mem.remember("An older guess of mine about deploy order", source="inferred").memory.id
+
+    async def steps(client: Any) -> list[Any]:
+        return [await client.call_tool("forget", {"ref": ref, "hard": hard})
+                for ref, hard in ((user, False), (user, True), (static, False), (mine, False))]
+
+    *refused, forgotten = mcp_session(repo, steps)
+    assert all(result.is_error for result in refused)
+    assert f"{user} is a user memory: an agent does not forget it" in str(refused[0].content[0].text)
+    assert f"run 'memgit forget {user}'" in str(refused[1].content[0].text)
+    assert forgotten.is_error is False and forgotten.structured_content["status"] == "archived"
+    assert user in recalled(repo, TITLES[0]) and static in recalled(repo, TITLES[1])
+    assert mem.get(user).active and mem.get(static).active
+    assert [s for s in git(repo, "log", "--format=%s").splitlines() if "forget" in s] == [
+        'memory: forget "An older guess of mine about deploy order"']
