@@ -6,6 +6,7 @@ gitpython import. Writes and history go through gitpython's command wrapper, imp
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import posixpath
@@ -328,6 +329,11 @@ def head_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
         if path in entries:
             entries[path] = f"{mode} {sha} 0"
     return entries
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file with these bytes (SHA-1 object format), without running git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def staged_changes(repo: Repo, rel: Sequence[str]) -> list[str]:

@@ -86,7 +86,24 @@ class Writer:
         """The change set a killed command left unfinished, if any (read only)."""
         if self._repo is None or gitrepo.writing_now(self._repo):
             return None  # no repository; or a write is running (it holds the lock), not interrupted
-        return changeset.pending(self.journal(), self._store().kinds, clean=False)
+        found = changeset.pending(self.journal(), self._store().kinds, clean=False)
+        return None if found is None or self._landed(found) else found
+
+    def _landed(self, found: changeset.Pending) -> bool:
+        """Whether HEAD already holds the change: git committed it, and memgit was stopped before
+        it dropped the journal. Nothing is unfinished then, and nothing is left to undo."""
+        if not found.change.commit or self._repo is None:
+            return False
+        repo, store = self._repo, found.change.store
+        paths = {Path(os.path.relpath(store.path_of(rel), repo.root)).as_posix(): op
+                 for rel, op in found.change.ops.items()}
+        head = gitrepo.head_entries(repo, list(paths))
+        for path, op in paths.items():
+            blob = None if op.text is None else gitrepo.blob_id(op.text.encode("utf-8"))
+            entry = head.get(path)
+            if (entry.split()[1] if entry else None) != blob:
+                return False
+        return True
 
     def recover(self) -> Settled | None:
         """Finish a change set a killed command (or a refused commit) left unfinished (under the
@@ -126,11 +143,17 @@ class Writer:
     def abandon(self) -> Settled | None:
         """Undo the unfinished change set (`memgit abandon`): each file back to its content
         before the change (or removed, when it was new), and git's index entries of those
-        paths as they were; files changed by hand since are left alone. None when there is none."""
+        paths as they were; files changed by hand since are left alone. None when there is none
+        (or when HEAD already holds it)."""
         repo = self.repo()
         with gitrepo.write_lock(repo):
             found = self._found()
             if found is None:
+                return None
+            if self._landed(found):
+                found.journal.unlink(missing_ok=True)
+                self.warn(f"{found.summary} was already committed (HEAD) before memgit was stopped: nothing "
+                          "to abandon; 'git revert' undoes that commit")
                 return None
             store = found.change.store
 
