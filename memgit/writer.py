@@ -74,6 +74,9 @@ class Writer:
             from memgit.mergesetup import ensure
 
             ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
+            from memgit.githooks import refresh
+
+            refresh(repo)  # git hooks an older memgit wrote, which ran Python unisolated
             yield repo
 
     def journal(self) -> Path:
