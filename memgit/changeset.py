@@ -68,6 +68,8 @@ class ChangeSet:
     ops: dict[str, Op] = field(default_factory=dict)
     #: git's index entries of the paths before the change (set by the writer before landing).
     index: IndexEntries | None = None
+    #: The branch the change was made on (None: detached HEAD, or a journal from an older memgit).
+    branch: str | None = None
 
     def write(self, rel: str, text: str) -> None:
         """Set the file at `rel` (relative to the memory folder) to `text`."""
@@ -119,6 +121,7 @@ class ChangeSet:
             "message": self.message,
             "commit": self.commit,
             "index": self.index,
+            "branch": self.branch,
             "ops": [{"rel": op.rel, "text": op.text, "before": op.before, "old": op.old} for op in self.ops.values()],
         }
         _write_atomic(journal, json.dumps(data, ensure_ascii=False).encode("utf-8"))
@@ -168,6 +171,7 @@ def pending(journal: Path, kinds: tuple[str, ...], *, clean: bool = True) -> Pen
         change = ChangeSet(Store(root, kinds), str(data["message"]), bool(data["commit"]))
         index = data.get("index")
         change.index = {str(k): None if v is None else str(v) for k, v in index.items()} if index else None
+        change.branch = data["branch"] if isinstance(data.get("branch"), str) else None
         for item in data["ops"]:
             op = Op(str(item["rel"]), item["text"], item["before"], item.get("old"))
             change.store.path_of(op.rel)

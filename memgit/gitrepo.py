@@ -177,6 +177,12 @@ def busy(repo: Repo) -> str | None:
     return None
 
 
+def branch(repo: Repo) -> str | None:
+    """The branch HEAD is on, None when detached."""
+    result = _run(["symbolic-ref", "-q", "--short", "HEAD"], repo.root)
+    return (result.stdout.strip() or None) if result.returncode == 0 else None
+
+
 def detached(repo: Repo) -> bool:
     return _run(["symbolic-ref", "-q", "HEAD"], repo.root).returncode != 0
 

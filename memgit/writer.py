@@ -70,7 +70,7 @@ class Writer:
         """The write lock, once whatever an interrupted memgit write left behind is finished."""
         repo = self.repo()
         with gitrepo.write_lock(repo):
-            self.recover()
+            self.recover(here_only=True)
             from memgit.mergesetup import ensure
 
             ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
@@ -108,12 +108,19 @@ class Writer:
                 return False
         return True
 
-    def recover(self) -> Settled | None:
+    def recover(self, *, here_only: bool = False) -> Settled | None:
         """Finish a change set a killed command (or a refused commit) left unfinished (under the
-        write lock)."""
+        write lock). With `here_only` (any other write), one made on another branch is refused:
+        it would land on this branch unasked."""
         found = self._found()
         if found is None:
             return None
+        made_on = found.change.branch
+        elsewhere = made_on is not None and made_on != gitrepo.branch(self.repo())
+        if here_only and elsewhere and not self._landed(found):
+            raise MemgitError(f"a memgit change made on branch {made_on!r} did not finish, {found.summary}; "
+                              f"switch back to {made_on} and run 'memgit finish' to commit it there, 'memgit "
+                              "finish' here to commit it on this branch, or 'memgit abandon' to undo it")
         try:
             sha, left = changeset.finish(found, self.commit)
         except MemgitError as exc:
@@ -218,6 +225,7 @@ class Writer:
             root = self._repo.root
             change.index = gitrepo.index_entries(
                 self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
+            change.branch = gitrepo.branch(self._repo)
         return change.land(self.journal(), self.commit)
 
     def text_of(self, memory: Memory) -> str:

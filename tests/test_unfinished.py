@@ -322,3 +322,35 @@ def test_abandon_after_a_kill_once_git_had_committed_the_change_keeps_the_commit
     assert "already committed" in done.stderr and "git revert" in done.stderr
     assert len(list((repo / ".memory").glob("*.md"))) == 30
     assert git(repo, "status", "--porcelain") == "" and not journal(repo).exists()
+
+
+def test_a_change_killed_on_one_branch_does_not_land_on_another_unasked(repo: Path, tmp_path: Path) -> None:
+    """An import killed on a feature branch, then `git switch main`: the next memgit write there
+    refuses instead of committing the import on main; back on the branch it finishes."""
+    git(repo, "switch", "-q", "-c", "feature")
+    killed_import(repo, tmp_path, count=30)
+    git(repo, "switch", "-q", "main")  # the staged new files come along, as git carries them
+    main = git(repo, "rev-parse", "main")
+
+    refused = memgit_cli(repo, "remember", "deploys go through CI")
+    assert refused.returncode == 1
+    assert "made on branch 'feature' did not finish" in refused.stderr
+    assert "switch back to feature and run 'memgit finish'" in refused.stderr
+    assert "memgit abandon" in refused.stderr
+    assert git(repo, "rev-parse", "main") == main and journal(repo).exists()
+
+    git(repo, "switch", "-q", "feature")
+    done = memgit_cli(repo, "remember", "deploys go through CI")
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "log", "-2", "--format=%s", "feature") == ("memory: add \"deploys go through CI\"\n"
+                                                              "memory: import 30 memories\n")
+    assert git(repo, "rev-parse", "main") == main and not journal(repo).exists()
+
+
+def test_finish_asked_for_on_another_branch_commits_there(repo: Path, tmp_path: Path) -> None:
+    git(repo, "switch", "-q", "-c", "feature")
+    killed_import(repo, tmp_path, count=30)
+    git(repo, "switch", "-q", "main")
+    done = memgit_cli(repo, "finish")
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "log", "-1", "--format=%s", "main") == "memory: import 30 memories\n"
