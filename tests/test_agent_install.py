@@ -134,3 +134,21 @@ def test_handlers_an_older_memgit_wrote_unisolated_are_reported_then_replaced(re
     status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
     (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
     assert project["problem"] is None or "not on PATH" in project["problem"]
+
+
+def test_an_mcp_server_registered_by_an_older_memgit_is_reported(repo: Path) -> None:
+    """`.mcp.json` naming `python -m memgit mcp` (no -I) runs a project's `memgit/` folder: status
+    says so, and `install --mcp` writes `memgit mcp`."""
+    mcp = repo / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"memgit": {"type": "stdio", "command": sys.executable,
+                                                         "args": ["-m", "memgit", "mcp"]}}}))
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert "registered as an older memgit wrote it" in project["problem"]
+    assert "run 'memgit hooks install claude --mcp' again" in project["problem"]
+
+    assert run("-C", str(repo), "hooks", "install", "claude", "--mcp").exit_code == 0
+    assert json.loads(mcp.read_text())["mcpServers"]["memgit"]["command"] == "memgit"
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert project["problem"] is None or "not on PATH" in project["problem"]
