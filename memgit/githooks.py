@@ -173,12 +173,17 @@ def refresh(repo: gitrepo.Repo) -> list[str]:
             old = _ours(path) and _UNISOLATED.search(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
-        if old:
-            tmp = folder / f".{name}.memgit.tmp"
+        if not old:
+            continue
+        tmp = folder / f".{name}.memgit.tmp"
+        try:
             tmp.write_text(script(name), encoding="utf-8")
             tmp.chmod(0o755)
             os.replace(tmp, path)
-            done.append(name)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            continue  # a hooks folder memgit cannot write: 'memgit hooks install git' says why
+        done.append(name)
     return done
 
 
