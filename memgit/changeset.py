@@ -39,6 +39,11 @@ def digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def blob_id(data: bytes) -> str:
+    """The id git gives a file with these bytes (SHA-1 object format), without running git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()

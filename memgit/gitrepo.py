@@ -6,7 +6,6 @@ gitpython import. Writes and history go through gitpython's command wrapper, imp
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import posixpath
@@ -177,12 +176,6 @@ def busy(repo: Repo) -> str | None:
     return None
 
 
-def branch(repo: Repo) -> str | None:
-    """The branch HEAD is on, None when detached."""
-    result = _run(["symbolic-ref", "-q", "--short", "HEAD"], repo.root)
-    return (result.stdout.strip() or None) if result.returncode == 0 else None
-
-
 def detached(repo: Repo) -> bool:
     return _run(["symbolic-ref", "-q", "HEAD"], repo.root).returncode != 0
 
@@ -335,11 +328,6 @@ def head_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
         if path in entries:
             entries[path] = f"{mode} {sha} 0"
     return entries
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives a file with these bytes (SHA-1 object format), without running git."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def staged_changes(repo: Repo, rel: Sequence[str]) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from memgit import changeset, gitrepo
+from memgit import changeset, gitrepo, repostate
 from memgit import memory as fmt
 from memgit.errors import MemgitError
 from memgit.memory import Memory
@@ -102,7 +102,7 @@ class Writer:
                  for rel, op in found.change.ops.items()}
         head = gitrepo.head_entries(repo, list(paths))
         for path, op in paths.items():
-            blob = None if op.text is None else gitrepo.blob_id(op.text.encode("utf-8"))
+            blob = None if op.text is None else changeset.blob_id(op.text.encode("utf-8"))
             entry = head.get(path)
             if (entry.split()[1] if entry else None) != blob:
                 return False
@@ -116,7 +116,7 @@ class Writer:
         if found is None:
             return None
         made_on = found.change.branch
-        elsewhere = made_on is not None and made_on != gitrepo.branch(self.repo())
+        elsewhere = made_on is not None and made_on != repostate.branch(self.repo().root)
         if here_only and elsewhere and not self._landed(found):
             raise MemgitError(f"a memgit change made on branch {made_on!r} did not finish, {found.summary}; "
                               f"switch back to {made_on} and run 'memgit finish' to commit it there, 'memgit "
@@ -225,7 +225,7 @@ class Writer:
             root = self._repo.root
             change.index = gitrepo.index_entries(
                 self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
-            change.branch = gitrepo.branch(self._repo)
+            change.branch = repostate.branch(root)
         return change.land(self.journal(), self.commit)
 
     def text_of(self, memory: Memory) -> str:
