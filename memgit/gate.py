@@ -83,6 +83,12 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             f"under {under}/ (memories are short notes; it was not read). Keep it outside {under}/ and "
             f"unstage it: git restore --staged '{_shown(f.path)}'"
         )
+    # `.tmp-*.md`: the half-written file of a memgit write that was killed (the next memgit
+    # write removes it); `git add -A` would otherwise commit it.
+    half = [f for f in staged if f.path.rsplit("/", 1)[-1].startswith(".tmp-") and f.path.endswith(".md")]
+    for f in half:
+        out(f"memgit: {_shown(f.path)}: a half-written file left by a memgit command that was killed, "
+            f"not a memory. Unstage and remove it: git rm --cached -q '{_shown(f.path)}' && rm '{_shown(f.path)}'")
     blocked = 0
     for f in staged:  # a file's name is pushed too
         named = {m.fingerprint for m in find_secrets(f.before_path or "")}
@@ -127,12 +133,12 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             "memgit: commit refused: memories are pushed to remotes. Remove the secret, "
             "or commit anyway with 'git commit --no-verify' (or MEMGIT_ALLOW_SECRET=1)"
         )
-    elif too_big:
+    elif too_big or half:
         out(
-            f"memgit: commit refused: a file under {under}/ is too large (or commit anyway with "
-            "'git commit --no-verify')"
+            f"memgit: commit refused: a file under {under}/ is too large or half-written (or commit anyway "
+            "with 'git commit --no-verify')"
         )
-    return 1 if too_big or (blocked and not allow_secret) else 0
+    return 1 if too_big or half or (blocked and not allow_secret) else 0
 
 
 def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> Iterator[Problem]:

@@ -6,6 +6,7 @@ gitpython import. Writes and history go through gitpython's command wrapper, imp
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import posixpath
@@ -278,11 +279,19 @@ def _commit_staged(repo: Repo, rel: list[str], spec: list[str], pathspec: bytes 
     return sha.strip()
 
 
+#: A commit message file older than this was left by a command that was killed.
+STALE_MESSAGE_SECONDS = 3600.0
+
+
 @contextmanager
 def _message_file(repo: Repo, message: str) -> Iterator[Path]:
     """A commit message in a file of the git dir (local; removed once git has read it)."""
     folder = repo.git_dir / "memgit"
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("commit-message-*.txt"):  # left by a killed command: commits take turns
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > STALE_MESSAGE_SECONDS:
+                old.unlink()
     handle, name = tempfile.mkstemp(prefix="commit-message-", suffix=".txt", dir=folder)
     try:
         with os.fdopen(handle, "wb") as out:

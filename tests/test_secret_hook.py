@@ -218,3 +218,15 @@ def test_a_secret_in_a_file_name_is_refused_and_linted(hooked: Path) -> None:
     git(hooked, "mv", f".memory/keys/{AWS_1}.txt", f".memory/{AWS_2}.txt")  # a rename to another secret
     refused = commit(hooked)
     assert refused.returncode == 1 and f".memory/{AWS_2}.txt: its name looks like a secret" in refused.stderr
+
+
+def test_a_half_written_file_of_a_killed_write_is_not_committed(hooked: Path) -> None:
+    # What a memgit write killed while writing a memory leaves next to it (store.py's temp file).
+    write(hooked, ".tmp-k3j9x2.md", "---\nid: m-half\ntitle: half writ")
+    refused = commit(hooked)
+    assert refused.returncode == 1
+    assert ("memgit: .memory/.tmp-k3j9x2.md: a half-written file left by a memgit command that was killed, "
+            "not a memory. Unstage and remove it: git rm --cached -q '.memory/.tmp-k3j9x2.md' && "
+            "rm '.memory/.tmp-k3j9x2.md'") in refused.stderr
+    assert "memgit: commit refused: a file under .memory/ is too large or half-written" in refused.stderr
+    assert git(hooked, "log", "--format=%s", "-1") == "memory: init\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import memgit
 from memgit import githooks, gitrepo
 
 from .conftest import git
@@ -354,3 +355,14 @@ def test_finish_asked_for_on_another_branch_commits_there(repo: Path, tmp_path: 
     done = memgit_cli(repo, "finish")
     assert done.returncode == 0, done.stderr
     assert git(repo, "log", "-1", "--format=%s", "main") == "memory: import 30 memories\n"
+
+
+def test_a_killed_commands_message_file_is_removed_by_the_next_commit(repo: Path, mem: memgit.Memgit) -> None:
+    folder = repo / ".git" / "memgit"
+    stale, fresh = folder / "commit-message-k1ll3d.txt", folder / "commit-message-n0w.txt"
+    for path in (stale, fresh):
+        path.write_text("memory: import 400 memories")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))  # as a command killed two hours ago left it
+    mem.remember("deploys run from tools/deploy.sh")
+    assert not stale.exists()
+    assert fresh.exists()  # perhaps another command's, still committing
