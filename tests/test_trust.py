@@ -125,3 +125,19 @@ def test_an_agent_over_mcp_forgets_only_what_an_agent_could_supersede(repo: Path
     assert mem.get(user).active and mem.get(static).active
     assert [s for s in git(repo, "log", "--format=%s").splitlines() if "forget" in s] == [
         'memory: forget "An older guess of mine about deploy order"']
+
+
+def test_lint_names_a_hand_written_supersession_that_hides_nothing(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    (repo / ".memory" / "staging-keeps-its-data.md").write_text(
+        f"---\nid: m-5ta9e1\ntitle: staging keeps its data\nsource: inferred\n"
+        f"supersedes: [{kept.id}, m-nothere]\n---\n")
+    git(repo, "add", ".memory")
+    git(repo, "commit", "-q", "-m", "a memory written by hand")
+    result = CliRunner().invoke(cli, ["-C", str(repo), "lint"], catch_exceptions=False)
+    lines = result.stdout.splitlines()
+    assert ("staging-keeps-its-data.md: supersedes 'm-nothere': no memory has this id, so it hides nothing; "
+            "correct the id or remove it") in lines
+    assert (f"staging-keeps-its-data.md: supersedes '{kept.id}' (source user) from a memory of source inferred: "
+            "recall does not hide it; a person decides (memgit reflect lists the pair)") in lines
+    assert kept.id in recalled(repo, "the staging database is reset nightly")
