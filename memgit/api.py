@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from memgit import config as config_mod
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
-from memgit.index.session import MEMORY_DIR, Session, index_path
+from memgit.index.session import Session, index_path
 from memgit.memory import format as fmt
 from memgit.memory import lenient, patch
 from memgit.memory.format import Memory, Problem
@@ -81,7 +81,7 @@ def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[st
         repo = gitrepo.find(folder)
     else:
         repo = gitrepo.require(start)
-        folder = repo.root / MEMORY_DIR
+        folder = repo.root / config_mod.MEMORY_DIR
     return Memgit(folder, repo, warn or _stderr, warm=warm)
 
 
@@ -124,8 +124,8 @@ class Memgit:
 
     def _require_store(self) -> None:
         if not self.memory_dir.is_dir():
-            if self.repo is not None and self.memory_dir == self.repo.root / MEMORY_DIR:
-                raise MemgitError(f"no {MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
+            if self.repo is not None and self.memory_dir == self.repo.root / config_mod.MEMORY_DIR:
+                raise MemgitError(f"no {config_mod.MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
             state = "is not a folder" if self.memory_dir.exists() else "does not exist"
             raise MemgitError(f"memory folder {self.memory_dir} {state}")
         refuse_outside(self.memory_dir, self.repo.root if self.repo is not None else None)

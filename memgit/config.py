@@ -29,6 +29,8 @@ from typing import Any, Callable, Iterable, Mapping
 from memgit.errors import MemgitError
 from memgit.memory.format import KINDS
 
+#: The memory folder in a repository's work tree.
+MEMORY_DIR = ".memory"
 CONFIG_NAME = "config.toml"
 
 DEFAULT_TOML = """\
@@ -168,8 +170,12 @@ def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None, *,
     raw: dict[str, tuple[Any, str]] = {}
     ignored: list[tuple[str, str]] = []
     path = memory_dir / CONFIG_NAME if memory_dir is not None else None
-    if path is not None and path.is_file():
-        base = root if root is not None else path.parent.parent
+    base = root if root is not None else (path.parent.parent if path is not None else None)
+    if path is not None and base is not None and path.is_file() and not path.resolve().is_relative_to(base.resolve()):
+        # A committed link must not read (or make memgit show) a file outside the work tree.
+        ignored.append(("", f"{os.path.relpath(path, base)} is a link to a file outside the repository; "
+                            "memgit reads no settings from it: make it a plain file"))
+    elif path is not None and base is not None and path.is_file():
         for section, key, value in _read(path):
             name = f"{section}_{key}"
             trusted = _trusted(name, value, base)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from memgit.git import hooks
 from memgit.git import repo as gitrepo
 
 
@@ -23,6 +24,8 @@ def sync(start: Path) -> None:
     with open_store(start, warn=lambda message: None) as mem:
         if not mem.memory_dir.is_dir():
             return
+        if mem.writer.repository is not None:
+            hooks.refresh(mem.writer.repository)  # this hook, if an older memgit wrote it
         index = mem.index
         if index.db_path is None or index.in_memory:
             index.embed_pending()

@@ -95,7 +95,7 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     state = known.load(git_dir, session_id)
     source = str(payload.get("source") or "")
     if state is None or (event == "session-start" and source in ("startup", "clear")):
-        from memgit.agents import repostate  # only the event that runs needs it: a hook starts fast
+        from memgit.git import repostate  # only the event that runs needs it: a hook starts fast
 
         state = known.SessionState(
             session_id,

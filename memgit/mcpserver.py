@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
 
 from memgit.errors import MemgitError
-from memgit.memory.trust import proposed
+from memgit.memory.trust import may_hide, proposed
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -127,8 +127,14 @@ def build(mem: "Memgit") -> "MCPServer":
     @tool
     def forget(ref: Ref, hard: Annotated[bool, Field(description="Delete the file instead of archiving it.")] = False
                ) -> dict[str, Any]:
-        """Archive a memory so recall stops returning it (a commit git can revert); `hard` deletes its file."""
-        memory = mem.forget(ref, hard=hard)
+        """Archive a memory so recall stops returning it (a commit git can revert); `hard` deletes its file.
+        A user's or static memory is a person's to forget."""
+        memory = mem.get(ref)
+        if not may_hide("inferred", memory.source):  # as with supersedes: an agent hides no one above it
+            raise MemgitError(f"{memory.id} is a {memory.source} memory: an agent does not forget it; "
+                              f"ask the user to run 'memgit forget {memory.id}' if it is wrong, "
+                              "or remember the correction")
+        memory = mem.forget(memory.id, hard=hard)
         return {"id": memory.id, "title": memory.title, "status": "deleted" if hard else memory.status}
 
     @tool

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -113,3 +114,41 @@ def test_project_settings_are_the_same_on_every_machine_and_harmless_without_mem
     status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
     (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
     assert project["problem"].startswith("memgit-hook is not on PATH here")
+
+
+def test_handlers_an_older_memgit_wrote_unisolated_are_reported_then_replaced(repo: Path) -> None:
+    """`'<python>' -m memgit.hookrun …` (no -I) imports a `memgit/` folder of the repository it
+    runs in: status says so, and installing again writes `memgit-hook`."""
+    assert run("-C", str(repo), "hooks", "install", "claude").exit_code == 0
+    settings = repo / ".claude" / "settings.json"
+    older = f"'{sys.executable}' -m memgit.hookrun claude"
+    settings.write_text(settings.read_text().replace("memgit-hook claude", older))
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert project["problem"].startswith("written by an older memgit: its Python runs without -I")
+    assert "run 'memgit hooks install claude' again" in project["problem"]
+
+    assert run("-C", str(repo), "hooks", "install", "claude").exit_code == 0
+    text = settings.read_text()
+    assert "memgit.hookrun" not in text and "memgit-hook claude session-end" in text
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert project["problem"] is None or "not on PATH" in project["problem"]
+
+
+def test_an_mcp_server_registered_by_an_older_memgit_is_reported(repo: Path) -> None:
+    """`.mcp.json` naming `python -m memgit mcp` (no -I) runs a project's `memgit/` folder: status
+    says so, and `install --mcp` writes `memgit mcp`."""
+    mcp = repo / ".mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"memgit": {"type": "stdio", "command": sys.executable,
+                                                         "args": ["-m", "memgit", "mcp"]}}}))
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert "registered as an older memgit wrote it" in project["problem"]
+    assert "run 'memgit hooks install claude --mcp' again" in project["problem"]
+
+    assert run("-C", str(repo), "hooks", "install", "claude", "--mcp").exit_code == 0
+    assert json.loads(mcp.read_text())["mcpServers"]["memgit"]["command"] == "memgit"
+    status = json.loads(run("-C", str(repo), "hooks", "status", "--json").stdout)
+    (project,) = [row for row in status["targets"] if row["agent"] == "claude" and row["scope"] == "project"]
+    assert project["problem"] is None or "not on PATH" in project["problem"]

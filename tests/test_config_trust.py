@@ -192,3 +192,22 @@ def test_an_open_store_sees_a_change_of_the_users_settings(repo: Path, mem: memg
     user.parent.mkdir(parents=True)
     user.write_text("[inject]\nk = 1\n")
     assert (mem.config.recall_k, mem.config.inject_k) == (2, 1)
+
+
+def test_a_committed_config_that_links_outside_the_repository_is_not_read(repo: Path, mem: memgit.Memgit,
+                                                                         tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text("[recall]\nk = 1\n")
+    config = repo / ".memory" / "config.toml"
+    config.unlink()
+    config.symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a config that is a link")
+    for text in ("deploys run from tools/deploy.sh", "deploys are tagged by the release job"):
+        mem.remember(text)
+    done = subprocess.run([sys.executable, "-I", "-m", "memgit", "recall", "deploys", "--min-score", "0"],
+                          cwd=repo, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert len([line for line in done.stdout.splitlines() if " m-" in line]) == 2  # k = 5, not the link's 1
+    assert ("memgit: .memory/config.toml is a link to a file outside the repository; memgit reads no "
+            "settings from it: make it a plain file") in done.stderr

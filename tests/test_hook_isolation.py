@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 import memgit
 from memgit.cli import cli
+from memgit.git import hooks as githooks
 
 from .conftest import git
 from .test_mergedriver import base_memory, diverge, read
@@ -169,3 +170,48 @@ def test_a_driver_registered_without_isolation_is_registered_again(repo: Path) -
     git(repo, "config", "merge.memgit.driver", f"{sys.executable} -m memgit.mergedriver %O %A %B %L %P")
     mem.remember("deploys go through CI")  # any write checks the driver
     assert git(repo, "config", "merge.memgit.driver").startswith(f"{sys.executable} -I -m memgit.mergedriver ")
+
+
+def older_hook(name: str) -> str:
+    """A git hook as memgit wrote it before its processes ran isolated: `python -m` from the
+    work tree, which puts the work tree first on the import path."""
+    python = sys.executable
+    run = (f"exec {python} -m memgit.githooks pre-commit" if name == "pre-commit" else
+           f"[ -x {python} ] && ( {python} -m memgit.githooks sync </dev/null >/dev/null 2>&1 & )")
+    return (f"#!/bin/sh\n# memgit-git-hook v1 ({name}): installed by memgit; remove with memgit's uninstall\n"
+            f'status=0\nchained="${{0%/*}}/{name}.memgit-chained"\n'
+            'if [ -x "$chained" ]; then "$chained" "$@" || status=$?; fi\n' + run + '\nexit "$status"\n')
+
+
+@pytest.mark.parametrize("upgrade", ["write", "checkout"])
+def test_git_hooks_an_older_memgit_wrote_are_rewritten_isolated(repo: Path, tmp_path: Path,
+                                                                  upgrade: str) -> None:
+    """A clone whose hooks an older memgit installed: the next memgit write, or the hooks' own
+    sync after a checkout in an honest branch, rewrites them; a branch that then brings a
+    `memgit/` package does not get it run."""
+    mem = memgit.open(repo, warn=lambda message: None)
+    mem.init()
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    for name in ("post-checkout", "post-merge", "post-rewrite", "pre-commit"):
+        (hooks / name).write_text(older_hook(name))
+        (hooks / name).chmod(0o755)
+    if upgrade == "write":
+        mem.remember("deploys go through CI")
+    else:
+        git(repo, "checkout", "-q", "-b", "honest")
+        wait_for_detached(repo, b"memgit.githooks")
+    for name in ("post-checkout", "post-merge", "post-rewrite", "pre-commit"):
+        assert (hooks / name).read_text() == githooks.script(name), name
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    git(repo, "checkout", "-q", "-b", "hostile")
+    (repo / "memgit").mkdir()
+    (repo / "memgit" / "__init__.py").write_text(evil(marks, "memgit-package"))
+    git(repo, "add", "memgit")
+    git(repo, "commit", "-q", "-m", "a package of its own")
+    git(repo, "checkout", "-q", "-")
+    git(repo, "checkout", "-q", "hostile")
+    wait_for_detached(repo, b"memgit.githooks")
+    assert sorted(p.name for p in marks.iterdir()) == []

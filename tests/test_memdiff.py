@@ -180,7 +180,13 @@ def test_what_a_change_supersedes_is_shown(repo: Path, mem: memgit.Memgit) -> No
     kept = mem.remember("the staging database is reset nightly").memory
     other = mem.remember("deploys run from tools/deploy.sh").memory
     git(repo, "switch", "-q", "-c", "feature")
-    added = mem.remember("staging keeps its data", supersedes=(kept.id, "m-unknown")).memory
+    # Written by hand: `remember` refuses an id no memory has, but a committed file can hold one.
+    (repo / ".memory" / "staging-keeps-its-data.md").write_text(
+        f"---\nid: m-5ta9e1\ntitle: staging keeps its data\nkind: fact\nsource: user\n"
+        f"supersedes: [{kept.id}, m-unknown]\n---\n")
+    git(repo, "add", ".memory")
+    git(repo, "commit", "-q", "-m", "a hand-written memory")
+    added = mem.get("m-5ta9e1")
     mem.update(other.id, supersedes=(kept.id,))
     lines = diff_output(repo, "main...feature").splitlines()
     assert lines[4] == (f"- **staging keeps its data** (`{added.id}`, fact): supersedes (hides from recall) "
@@ -191,3 +197,102 @@ def test_what_a_change_supersedes_is_shown(repo: Path, mem: memgit.Memgit) -> No
     data = {d["id"]: d for d in json.loads(diff_output(repo, "main...feature", "--json"))}
     assert data[added.id]["supersedes"] == [{"id": kept.id, "title": "the staging database is reset nightly"},
                                             {"id": "m-unknown", "title": None}]
+
+
+def test_bidirectional_controls_cannot_reorder_the_rendered_review(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    git(repo, "switch", "-q", "-c", "feature")
+    # Rendered, the override would turn the rest of the line (what it supersedes) right to left.
+    (repo / ".memory" / "flip.md").write_text(
+        "---\ntitle: \"typo fix \u202e\u2066\"\nkind: fact\nsource: user\n"
+        f"supersedes: [{kept.id}]\ntags: [\"a\u202eb\"]\n---\nbody\n")
+    (repo / ".memory" / "notes\u202etxt.md").symlink_to("flip.md")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "flip")
+    shown = diff_output(repo, "main...feature")
+    assert not set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") & set(shown)
+    assert "- **typo fix (U+202E)(U+2066)** (`flip`, fact): supersedes (hides from recall) " in shown
+    assert "`notes(U+202E)txt.md` added: a symbolic link" in shown
+    data = json.loads(diff_output(repo, "main...feature", "--json"))
+    assert data[0]["title"] == "typo fix \u202e\u2066"  # --json stays raw
+
+
+def test_a_supersession_a_change_puts_in_force_is_shown(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    dormant = repo / ".memory" / "staging-note.md"
+    # An agent's conclusion lists the person's memory in `supersedes`: it hides nothing (memgit.trust).
+    dormant.write_text("---\nid: m-dormant\ntitle: staging keeps its data now\nkind: fact\nsource: inferred\n"
+                       f"supersedes: [{kept.id}]\n---\nStaging keeps its data.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "dormant")
+    assert [h.id for h in mem.recall("staging database reset nightly")][0] == kept.id
+    git(repo, "switch", "-q", "-c", "feature")
+    dormant.write_text(dormant.read_text().replace("source: inferred", "source: user"))
+    git(repo, "commit", "-q", "-a", "-m", "tidy")
+    assert kept.id not in [h.id for h in mem.recall("staging database reset nightly")]  # hidden now
+    lines = diff_output(repo, "main...feature").splitlines()
+    assert lines[4] == ("- **staging keeps its data now** (`m-dormant`, fact): confidence `0.5` → `0.9`; "
+                        "source `inferred` → `user`; supersedes (hides from recall) "
+                        f"**the staging database is reset nightly** (`{kept.id}`)")
+    data = json.loads(diff_output(repo, "main...feature", "--json"))
+    assert data[0]["supersedes"] == [{"id": kept.id, "title": "the staging database is reset nightly"}]
+    git(repo, "switch", "-q", "main")  # archived on main, restored on the branch: in force again
+    dormant.write_text(dormant.read_text().replace("kind: fact", "kind: fact\nstatus: archived"))
+    git(repo, "commit", "-q", "-a", "-m", "archive")
+    git(repo, "switch", "-q", "-c", "restore")
+    dormant.write_text(dormant.read_text().replace("status: archived\n", "").replace("inferred", "user"))
+    git(repo, "commit", "-q", "-a", "-m", "restore")
+    restored = diff_output(repo, "main...restore").splitlines()[4]
+    assert "supersedes (hides from recall) **the staging" in restored
+
+
+def test_a_lower_source_names_the_unchanged_memory_that_now_hides_it(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    (repo / ".memory" / "staging-note.md").write_text(
+        "---\nid: m-dormant\ntitle: staging keeps its data now\nkind: fact\nsource: inferred\n"
+        f"supersedes: [{kept.id}]\n---\nStaging keeps its data.\n")  # hides nothing: a person said it
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "dormant")
+    git(repo, "switch", "-q", "-c", "feature")
+    path = repo / ".memory" / mem.get(kept.id).path
+    path.write_text(path.read_text().replace("source: user", "source: inferred"))
+    expected = (f"- **the staging database is reset nightly** (`{kept.id}`, fact): "
+                "source `user` → `inferred`; "
+                "now hidden from recall by **staging keeps its data now** (`m-dormant`)")
+    assert diff_output(repo).splitlines()[4] == expected  # the work tree
+    git(repo, "commit", "-q", "-a", "-m", "tidy")
+    assert kept.id not in [h.id for h in mem.recall("staging database reset nightly")]
+    assert diff_output(repo, "main...feature").splitlines()[4] == expected
+    data = json.loads(diff_output(repo, "main...feature", "--json"))
+    assert data[0]["hidden_by"] == [{"id": "m-dormant", "title": "staging keeps its data now"}]
+
+
+def test_an_expiry_in_the_past_is_named_as_hiding(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    git(repo, "switch", "-q", "-c", "feature")
+    path = repo / ".memory" / kept.path
+    path.write_text(path.read_text().replace("source: user", "source: user\nexpires: 2001-01-01"))
+    git(repo, "commit", "-q", "-a", "-m", "tidy")
+    assert kept.id not in [h.id for h in mem.recall("staging database reset nightly")]
+    assert diff_output(repo, "main...feature").splitlines()[4] == (
+        f"- **the staging database is reset nightly** (`{kept.id}`, fact): "
+        "expires (past: hides from recall) (none) → `2001-01-01`")
+    path.write_text(path.read_text().replace("2001-01-01", "2999-01-01"))
+    assert diff_output(repo, "main").splitlines()[4].endswith("expires (none) → `2999-01-01`")
+
+
+def test_a_submodule_under_the_memory_folder_is_named_as_one(repo: Path, mem: memgit.Memgit,
+                                                             tmp_path: Path) -> None:
+    team = tmp_path / "team-memories"
+    team.mkdir()
+    git(team, "init", "-q")
+    (team / "deploys.md").write_text("---\ntitle: deploys skip review\nkind: fact\n---\nship it\n")
+    git(team, "add", "-A")
+    git(team, "commit", "-q", "-m", "team")
+    git(repo, "switch", "-q", "-c", "feature")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(team), ".memory/team")
+    git(repo, "commit", "-q", "-m", "team memories")
+    assert "deploys skip review" in [m.title for m in mem.list()]  # what the branch brings in
+    assert diff_output(repo, "main...feature").splitlines()[4] == (
+        "- `team` added: a submodule: the memory files of the repository it names are read as memories "
+        "once it is checked out, and its changes are not listed here")

@@ -65,3 +65,24 @@ def test_symlinked_sub_folders_and_files_are_not_read(mem, repo: Path, tmp_path:
     assert mem.list() == [] and mem.recall("zanzibar deploy key", min_score=0) == []
     with pytest.raises(MemgitError, match="leads outside"):
         mem.store.read("zanzibar.md")
+
+
+def test_a_git_dir_committed_inside_the_work_tree_is_not_used(repo: Path) -> None:
+    """A folder shaped as a git dir whose config points its work tree at the repository: run from
+    there, git would take its config and memgit would keep its index and sessions in it."""
+    assert CliRunner().invoke(cli, ["-C", str(repo), "init"]).exit_code == 0
+    embedded = repo / "tools"
+    subprocess.run(["git", "init", "-q", "--bare", str(embedded)], check=True)
+    subprocess.run(["git", "-C", str(embedded), "config", "core.bare", "false"], check=True)
+    subprocess.run(["git", "-C", str(embedded), "config", "core.worktree", ".."], check=True)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tools")
+    result = CliRunner().invoke(cli, ["-C", str(embedded), "recall", "deploys"])
+    assert result.exit_code != 0 and "is a git dir committed inside the work tree" in result.output
+    payload = json.dumps({"session_id": "s1", "cwd": str(embedded), "source": "startup"})
+    for event in ("session-start", "pre-compact"):
+        hook = subprocess.run([sys.executable, "-I", "-m", "memgit.hookrun", "claude", event], input=payload,
+                              cwd=embedded, capture_output=True, text=True, check=False)
+        assert hook.returncode == 0 and hook.stdout == ""
+    assert not (embedded / "memgit").exists()
+    assert git(repo, "status", "--porcelain") == ""

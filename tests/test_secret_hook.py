@@ -177,3 +177,56 @@ def test_a_credential_of_an_unknown_kind_is_refused(hooked: Path) -> None:
     refused = commit(hooked)
     assert refused.returncode == 1
     assert "memgit: .memory/smoke.md:3: this looks like a secret (" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        '"' + "".join(f"\\x{ord(c):02x}" for c in GITHUB) + '"',  # YAML escapes
+        f'"{GITHUB[:12]}\\\n  {GITHUB[12:]}"',  # a line continuation: one value, no space
+    ],
+    ids=["escapes", "continuation"],
+)
+def test_a_secret_the_yaml_text_hides_is_refused_as_lint_reports_it(hooked: Path, title: str) -> None:
+    head = f"---\nid: m-escaped\ntitle: {title}\nkind: fact\nsource: user\n---\n\n"
+    write(hooked, "escaped.md", head + "body\n")
+    linted = run("lint", cwd=hooked)
+    assert "escaped.md: looks like a secret in title: GitHub token (ghp_…)" in linted.stdout
+    refused = commit(hooked)
+    assert refused.returncode == 1
+    assert "memgit: .memory/escaped.md: in its title: this looks like a secret (GitHub token: ghp_…)" in (
+        refused.stderr)
+    assert REFUSED in refused.stderr
+    assert commit(hooked, env={**os.environ, "MEMGIT_ALLOW_SECRET": "1"}).returncode == 0
+    write(hooked, "escaped.md", head + "more\n")
+    assert commit(hooked).returncode == 0  # the committed secret is not added again
+
+
+def test_a_secret_in_a_file_name_is_refused_and_linted(hooked: Path) -> None:
+    write(hooked, f"keys/{AWS_1}.txt", "the deploy user's key id is the file name\n")
+    refused = commit(hooked)
+    assert refused.returncode == 1
+    assert (f"memgit: .memory/keys/{AWS_1}.txt: its name looks like a secret (AWS access key id: AKIA…)"
+            in refused.stderr)
+    assert REFUSED in refused.stderr
+    linted = run("lint", cwd=hooked)
+    assert linted.exit_code == 1
+    assert f"keys/{AWS_1}.txt: its name looks like a secret: AWS access key id (AKIA…)" in linted.stdout
+    assert commit(hooked, env={**os.environ, "MEMGIT_ALLOW_SECRET": "1"}).returncode == 0
+    write(hooked, f"keys/{AWS_1}.txt", "edited: the name was committed already\n")
+    assert commit(hooked).returncode == 0
+    git(hooked, "mv", f".memory/keys/{AWS_1}.txt", f".memory/{AWS_2}.txt")  # a rename to another secret
+    refused = commit(hooked)
+    assert refused.returncode == 1 and f".memory/{AWS_2}.txt: its name looks like a secret" in refused.stderr
+
+
+def test_a_half_written_file_of_a_killed_write_is_not_committed(hooked: Path) -> None:
+    # What a memgit write killed while writing a memory leaves next to it (store.py's temp file).
+    write(hooked, ".tmp-k3j9x2.md", "---\nid: m-half\ntitle: half writ")
+    refused = commit(hooked)
+    assert refused.returncode == 1
+    assert ("memgit: .memory/.tmp-k3j9x2.md: a half-written file left by a memgit command that was killed, "
+            "not a memory. Unstage and remove it: git rm --cached -q '.memory/.tmp-k3j9x2.md' && "
+            "rm '.memory/.tmp-k3j9x2.md'") in refused.stderr
+    assert "memgit: commit refused: a file under .memory/ is too large or half-written" in refused.stderr
+    assert git(hooked, "log", "--format=%s", "-1") == "memory: init\n"

@@ -105,3 +105,39 @@ def test_remember_checks_the_ids_it_supersedes(mem: memgit.Memgit) -> None:
     kept = mem.remember("The user says staging is skipped now", source="user", supersedes=[user]).memory
     assert kept.supersedes == (user,) and not kept.extra
     assert user not in [h.memory.id for h in mem.recall(TITLES[0], min_score=0)]
+
+
+def test_an_agent_over_mcp_forgets_only_what_an_agent_could_supersede(repo: Path, mem: memgit.Memgit) -> None:
+    user = mem.remember(TITLES[0], source="user").memory.id
+    static = mem.remember(TITLES[1], source="static").memory.id
+    mine = mem.remember("An older guess of mine about deploy order", source="inferred").memory.id
+
+    async def steps(client: Any) -> list[Any]:
+        return [await client.call_tool("forget", {"ref": ref, "hard": hard})
+                for ref, hard in ((user, False), (user, True), (static, False), (mine, False))]
+
+    *refused, forgotten = mcp_session(repo, steps)
+    assert all(result.is_error for result in refused)
+    assert f"{user} is a user memory: an agent does not forget it" in str(refused[0].content[0].text)
+    assert f"run 'memgit forget {user}'" in str(refused[1].content[0].text)
+    assert forgotten.is_error is False and forgotten.structured_content["status"] == "archived"
+    assert user in recalled(repo, TITLES[0]) and static in recalled(repo, TITLES[1])
+    assert mem.get(user).active and mem.get(static).active
+    assert [s for s in git(repo, "log", "--format=%s").splitlines() if "forget" in s] == [
+        'memory: forget "An older guess of mine about deploy order"']
+
+
+def test_lint_names_a_hand_written_supersession_that_hides_nothing(repo: Path, mem: memgit.Memgit) -> None:
+    kept = mem.remember("the staging database is reset nightly", source="user").memory
+    (repo / ".memory" / "staging-keeps-its-data.md").write_text(
+        f"---\nid: m-5ta9e1\ntitle: staging keeps its data\nsource: inferred\n"
+        f"supersedes: [{kept.id}, m-nothere]\n---\n")
+    git(repo, "add", ".memory")
+    git(repo, "commit", "-q", "-m", "a memory written by hand")
+    result = CliRunner().invoke(cli, ["-C", str(repo), "lint"], catch_exceptions=False)
+    lines = result.stdout.splitlines()
+    assert ("staging-keeps-its-data.md: supersedes 'm-nothere': no memory has this id, so it hides nothing; "
+            "correct the id or remove it") in lines
+    assert (f"staging-keeps-its-data.md: supersedes '{kept.id}' (source user) from a memory of source inferred: "
+            "recall does not hide it; a person decides (memgit reflect lists the pair)") in lines
+    assert kept.id in recalled(repo, "the staging database is reset nightly")

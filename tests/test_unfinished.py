@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import memgit
 from memgit.git import hooks as githooks
 from memgit.git import repo as gitrepo
 
@@ -294,3 +295,75 @@ def test_edit_keeps_an_uncommitted_hand_edit(repo: Path) -> None:
     path.write_text(path.read_text() + "\nA paragraph written by hand.\n")
     assert memgit_cli(repo, "edit", memory_id, "--kind", "decision").returncode == 0
     assert "A paragraph written by hand." in path.read_text() and "kind: decision" in path.read_text()
+
+
+def test_abandon_after_a_kill_once_git_had_committed_the_change_keeps_the_commit(repo: Path,
+                                                                                  tmp_path: Path) -> None:
+    """memgit killed after git made its commit, before it dropped the journal: the change is in
+    HEAD. `abandon` must not delete those files and stage their deletion for the next commit."""
+    assert memgit_cli(repo, "init").returncode == 0
+    hook = repo / ".git" / "hooks" / "post-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    # git's parent is memgit: kill it the moment the commit exists (field 4 of stat is the ppid).
+    hook.write_text(f"#!/bin/sh\n[ -e '{tmp_path / 'kill'}' ] || exit 0\n"
+                    "kill -9 \"$(sed 's/.*) //' /proc/$PPID/stat | cut -d' ' -f2)\"\n")
+    hook.chmod(0o755)
+    (tmp_path / "kill").touch()
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"title": f"Fact {i}", "body": f"f_{i}() returns {i}."}) + "\n"
+                              for i in range(30)))
+    killed = memgit_cli(repo, "import", str(source))
+    assert killed.returncode == -signal.SIGKILL
+    (tmp_path / "kill").unlink()
+    assert git(repo, "log", "-1", "--format=%s") == "memory: import 30 memories\n"
+    assert journal(repo).exists() and git(repo, "status", "--porcelain") == ""
+
+    assert "did not finish" not in memgit_cli(repo, "status").stderr
+    done = memgit_cli(repo, "abandon")
+    assert done.returncode == 0, done.stderr
+    assert "already committed" in done.stderr and "git revert" in done.stderr
+    assert len(list((repo / ".memory").glob("*.md"))) == 30
+    assert git(repo, "status", "--porcelain") == "" and not journal(repo).exists()
+
+
+def test_a_change_killed_on_one_branch_does_not_land_on_another_unasked(repo: Path, tmp_path: Path) -> None:
+    """An import killed on a feature branch, then `git switch main`: the next memgit write there
+    refuses instead of committing the import on main; back on the branch it finishes."""
+    git(repo, "switch", "-q", "-c", "feature")
+    killed_import(repo, tmp_path, count=30)
+    git(repo, "switch", "-q", "main")  # the staged new files come along, as git carries them
+    main = git(repo, "rev-parse", "main")
+
+    refused = memgit_cli(repo, "remember", "deploys go through CI")
+    assert refused.returncode == 1
+    assert "made on branch 'feature' did not finish" in refused.stderr
+    assert "switch back to feature and run 'memgit finish'" in refused.stderr
+    assert "memgit abandon" in refused.stderr
+    assert git(repo, "rev-parse", "main") == main and journal(repo).exists()
+
+    git(repo, "switch", "-q", "feature")
+    done = memgit_cli(repo, "remember", "deploys go through CI")
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "log", "-2", "--format=%s", "feature") == ("memory: add \"deploys go through CI\"\n"
+                                                              "memory: import 30 memories\n")
+    assert git(repo, "rev-parse", "main") == main and not journal(repo).exists()
+
+
+def test_finish_asked_for_on_another_branch_commits_there(repo: Path, tmp_path: Path) -> None:
+    git(repo, "switch", "-q", "-c", "feature")
+    killed_import(repo, tmp_path, count=30)
+    git(repo, "switch", "-q", "main")
+    done = memgit_cli(repo, "finish")
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "log", "-1", "--format=%s", "main") == "memory: import 30 memories\n"
+
+
+def test_a_killed_commands_message_file_is_removed_by_the_next_commit(repo: Path, mem: memgit.Memgit) -> None:
+    folder = repo / ".git" / "memgit"
+    stale, fresh = folder / "commit-message-k1ll3d.txt", folder / "commit-message-n0w.txt"
+    for path in (stale, fresh):
+        path.write_text("memory: import 400 memories")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))  # as a command killed two hours ago left it
+    mem.remember("deploys run from tools/deploy.sh")
+    assert not stale.exists()
+    assert fresh.exists()  # perhaps another command's, still committing

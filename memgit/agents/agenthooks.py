@@ -38,6 +38,8 @@ from memgit.agents.sessionfiles import claude_home, codex_home
 from memgit.errors import MemgitError
 
 MARKER = "-m memgit.hookrun"
+#: A handler an older memgit wrote: `python -m memgit.hookrun`, without `-I` (or `-E -P`).
+_UNISOLATED = re.compile(r"(?<! -I)(?<! -P) -m memgit\.hookrun ")
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,11 @@ class JsonHooks:
             }
             for python in sorted(pythons):
                 row["problem"] = runs(python)
+            if any(ours(c) and _UNISOLATED.search(c) for groups in (doc.get("hooks") or {}).values()
+                   for c in _commands(groups)):
+                again = f"memgit hooks install {self.name}{' --user' if scope == 'user' else ''}"
+                row["problem"] = ("written by an older memgit: its Python runs without -I, so a memgit/ "
+                                  f"folder in the repository would run; run '{again}' again")
             if events and self.note:
                 row["note"] = self.note
             rows.append(row)

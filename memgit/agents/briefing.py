@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from memgit.agents import checkpoint, repostate, taskid
+from memgit.agents import checkpoint, taskid
+from memgit.git import repostate
 from memgit.recall.inject import HEADER, Injection, fit
 from memgit.recall.recall import Hit
 

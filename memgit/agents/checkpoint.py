@@ -7,7 +7,7 @@ so it is reviewable and recalled. Its body has three parts:
 - **Intent**: the user's latest request and the agent's latest stated plan (from the
   transcript), or the `--intent` given;
 - **State**: the files changed since the session's starting commit, each with the functions
-  its changes fall in (`memgit.agents.repostate`);
+  its changes fall in (`memgit.git.repostate`);
 - **Actions**: the agent's tool calls summarised (files read, files changed, commands run),
   failed ones as dead ends: "tried X — failed: Y".
 
@@ -25,8 +25,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-from memgit.agents import agentlog, known, repostate, taskid
+from memgit.agents import agentlog, known, taskid
 from memgit.errors import MemgitError
+from memgit.git import repostate
 from memgit.memory import format as fmt
 from memgit.memory.credentials import find_in_memory
 

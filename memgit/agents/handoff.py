@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memgit import launch
-from memgit.agents import repostate
+from memgit.git import repostate
 
 if TYPE_CHECKING:
     from memgit.agents.known import SessionState

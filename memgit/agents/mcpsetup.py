@@ -26,6 +26,32 @@ TOML_HEADER = "[mcp_servers.memgit]"
 _TABLE = re.compile(r"^\[mcp_servers\.memgit\][^\n]*\n(?:(?!\[)[^\n]*\n?)*", re.MULTILINE)
 
 
+def unisolated(agent: str, root: Path, *, user: bool = False) -> str | None:
+    """What to run when memgit's MCP server is registered as an older memgit wrote it
+    (`python -m memgit mcp` without `-I`, which imports a `memgit/` folder of the project the
+    agent starts it in); None when it is not."""
+    try:
+        if agent == "claude" and not user:
+            server = agenthooks._read(root / ".mcp.json")[1].get("mcpServers", {}).get("memgit", {})
+            args = server.get("args", []) if isinstance(server, dict) else []
+        elif agent == "codex":
+            import tomllib  # only for Codex's settings
+
+            path = (codex_home() if user else root / ".codex") / "config.toml"
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("mcp_servers", {}).get("memgit", {})
+            args = table.get("args", []) if isinstance(table, dict) else []
+        else:
+            return None
+    except (OSError, ValueError, AttributeError, MemgitError):
+        return None
+    args = [str(a) for a in args] if isinstance(args, list) else []
+    if "-m" not in args or args[args.index("-m") + 1:][:1] != ["memgit"]:
+        return None
+    if {"-I", "-E"} & set(args[:args.index("-m")]):
+        return None
+    return f"memgit hooks install {agent} --mcp{' --user' if user else ''}"
+
+
 def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, python: str | None = None) -> Plan:
     """The change to the agent's MCP configuration that adds (or removes) memgit's server."""
     if user:

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from memgit.agents import repostate
+from memgit.git import repostate
 
 
 def task_for(

@@ -16,13 +16,14 @@ import json
 import os
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memgit.capture.capture import Proposal, plan, propose
 from memgit.capture.extract import Candidate
 from memgit.errors import MemgitError
+from memgit.git import branches
 from memgit.git import repo as gitrepo
 
 
@@ -69,7 +70,7 @@ def apply(mem: Any, proposal: Proposal, *, branch: str | None = None) -> dict[st
             return {"written": [], "branch": None, "commit": None}
         if branch:
             files = {mem.rel_path(m): mem.writer.text_of(m).encode() for m in memories}
-            sha = gitrepo.commit_on_new_branch(repo, branch, files, message)
+            sha = branches.commit_on_new_branch(repo, branch, files, message)
             _log_restated(mem, proposal)
             return {"written": sorted(files), "branch": branch, "commit": sha}
         change = mem.writer.change(message, commit=False)
@@ -85,11 +86,10 @@ def _log_restated(mem: Any, proposal: Proposal) -> None:
         return
     log = mem.repo.git_dir / "memgit" / "restated.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    stamp = datetime.now(UTC).replace(microsecond=0).isoformat()
     with open(log, "a", encoding="utf-8") as handle:
-        for candidate, mid in proposal.known:
-            handle.write(json.dumps({"time": stamp, "memory": mid, "transcript": proposal.transcript,
-                                     "line": candidate.evidence[0]}) + "\n")
+        handle.writelines(json.dumps({"time": stamp, "memory": mid, "transcript": proposal.transcript,
+                                     "line": candidate.evidence[0]}) + "\n" for candidate, mid in proposal.known)
 
 
 # -- pending proposals -------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def save_pending(mem: Any, proposal: Proposal) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{proposal.id}.json"
     data = proposal.to_dict(mem)
-    data["created"] = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    data["created"] = datetime.now(UTC).replace(microsecond=0).isoformat()
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     os.replace(tmp, path)
@@ -177,7 +177,7 @@ def from_hook(mem_open: Any, transcript: str, start: str = ".") -> int:
 def _log(folder: Path, line: str) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+        stamp = datetime.now(UTC).replace(microsecond=0).isoformat()
         with open(folder / "capture.log", "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} {' '.join(line.split())}\n")
     except OSError:

@@ -108,6 +108,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
     root = _root(ctx)
     rows = [row for t in agenthooks.TARGETS.values() for row in t.status(root)]
+    from memgit.agents import mcpsetup  # when the command runs: `memgit --help` stays light
+
+    for row in rows:
+        again = mcpsetup.unisolated(row["agent"], root, user=row["scope"] == "user")
+        if again and not row["problem"]:
+            row["problem"] = ("its MCP server is registered as an older memgit wrote it (python -m memgit "
+                              f"without -I, which runs a memgit/ folder of the project): run '{again}' again")
     from memgit.git.repo import require  # when the command runs: `memgit --help` stays light
 
     log = require(root).git_dir / "memgit" / "hooks.log"

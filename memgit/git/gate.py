@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memgit.git import repo as gitrepo
+from memgit.git import staging
 from memgit.memory import format as fmt
 from memgit.memory import lenient
-from memgit.memory.credentials import SecretMatch, find_secrets
+from memgit.memory.credentials import SecretMatch, find_in_memory, find_secrets
 from memgit.memory.format import Problem
 
 __all__ = ["Found", "check_commit", "lint_files", "scan"]
@@ -53,6 +54,14 @@ def scan(data: bytes) -> Found:
     return Found(find_secrets(data.decode("utf-8", "replace")), False)
 
 
+def _in_fields(data: bytes, path: str) -> set[str]:
+    """The fingerprints of the secrets in the fields of the memory `data` holds (none if no memory)."""
+    if not fmt.is_memory_file(path.rsplit("/", 1)[-1]):
+        return set()
+    memory = lenient.check(data, path)[0]
+    return {m.fingerprint for m in find_in_memory(memory)} if memory is not None else set()
+
+
 def _shown(path: str) -> str:
     """A path for a one-line message: bytes that are not UTF-8 and control characters escaped."""
     text = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
@@ -67,8 +76,8 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
     """The pre-commit check: lint problems of the staged memory files are printed (they do
     not block); a staged file over the size limit, or one that adds a secret (unless
     `allow_secret`), refuses the commit (1)."""
-    staged = gitrepo.staged(repo, under)
-    sizes = gitrepo.blob_sizes(repo, [f.blob for f in staged])
+    staged = staging.staged(repo, under)
+    sizes = staging.blob_sizes(repo, [f.blob for f in staged])
     too_big = [f for f in staged if sizes.get(f.blob, 0) > MAX_BYTES]
     for f in too_big:
         out(
@@ -76,15 +85,30 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
             f"under {under}/ (memories are short notes; it was not read). Keep it outside {under}/ and "
             f"unstage it: git restore --staged '{_shown(f.path)}'"
         )
-    readable = [f for f in staged if f not in too_big]
-    contents = gitrepo.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
+    # `.tmp-*.md`: the half-written file of a memgit write that was killed (the next memgit
+    # write removes it); `git add -A` would otherwise commit it.
+    half = [f for f in staged if f.path.rsplit("/", 1)[-1].startswith(".tmp-") and f.path.endswith(".md")]
+    for f in half:
+        out(f"memgit: {_shown(f.path)}: a half-written file left by a memgit command that was killed, "
+            f"not a memory. Unstage and remove it: git rm --cached -q '{_shown(f.path)}' && rm '{_shown(f.path)}'")
     blocked = 0
+    for f in staged:  # a file's name is pushed too
+        named = {m.fingerprint for m in find_secrets(f.before_path or "")}
+        for match in find_secrets(f.path):
+            if match.fingerprint not in named:
+                blocked += 1
+                out(f"memgit: {_shown(f.path)}: its name looks like a secret "
+                    f"({match.pattern}: {match.excerpt})")
+    readable = [f for f in staged if f not in too_big]
+    contents = staging.read_blobs(repo, [f.blob for f in readable] + [f.before for f in readable if f.before])
     for f in readable:
         data = contents.get(f.blob, b"")
-        if fmt.is_memory_file(f.path.rsplit("/", 1)[-1]):
-            for problem in lenient.check(data, f.path)[1]:
-                out(f"memgit: {problem}")
-        before = {m.fingerprint for m in scan(contents.get(f.before or "", b"")).matches}
+        is_memory = fmt.is_memory_file(f.path.rsplit("/", 1)[-1])
+        memory, problems = lenient.check(data, f.path) if is_memory else (None, [])
+        for problem in problems:
+            out(f"memgit: {problem}")
+        old = contents.get(f.before or "", b"")
+        before = {m.fingerprint for m in scan(old).matches} | (_in_fields(old, f.path) if f.before else set())
         found = scan(data)
         for match in found.matches:
             if match.fingerprint in before:
@@ -96,17 +120,27 @@ def check_commit(repo: gitrepo.Repo, under: str, out: Callable[[str], None], *, 
                 else f"{_shown(f.path)}:{match.line}"
             )
             out(f"memgit: {where}: this looks like a secret ({match.pattern}: {match.excerpt})")
+        if memory is not None:
+            # A value the text hides (a YAML escape, a line continuation) is the secret git pushes
+            # and recall shows once the memory is read: scanned field by field, as lint does.
+            shown = before | {m.fingerprint for m in found.matches}
+            for match in find_in_memory(memory):
+                if match.fingerprint not in shown:
+                    shown.add(match.fingerprint)
+                    blocked += 1
+                    out(f"memgit: {_shown(f.path)}: in its {match.where}: this looks like a secret "
+                        f"({match.pattern}: {match.excerpt})")
     if blocked and not allow_secret:
         out(
             "memgit: commit refused: memories are pushed to remotes. Remove the secret, "
             "or commit anyway with 'git commit --no-verify' (or MEMGIT_ALLOW_SECRET=1)"
         )
-    elif too_big:
+    elif too_big or half:
         out(
-            f"memgit: commit refused: a file under {under}/ is too large (or commit anyway with "
-            "'git commit --no-verify')"
+            f"memgit: commit refused: a file under {under}/ is too large or half-written (or commit anyway "
+            "with 'git commit --no-verify')"
         )
-    return 1 if too_big or (blocked and not allow_secret) else 0
+    return 1 if too_big or half or (blocked and not allow_secret) else 0
 
 
 def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> Iterator[Problem]:
@@ -114,6 +148,8 @@ def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> I
     ignored) that are not read as memories (`memories`: those are scanned field by field),
     and files too large to commit there."""
     for rel in gitrepo.files(repo, folder) if repo is not None else _walk(folder):
+        for match in find_secrets(rel):
+            yield Problem(rel, 0, f"its name looks like a secret: {match.pattern} ({match.excerpt})")
         if rel in memories:
             continue
         path = folder / rel

@@ -24,6 +24,7 @@ says what to add.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -150,6 +151,39 @@ def install(repo: gitrepo.Repo, *, allow_tracked: bool = False, python: str = sy
         os.replace(tmp, path)
     mergesetup.configure(repo)
     return status(repo)
+
+
+#: A hook written by an older memgit: `python -m memgit.githooks`, without `-I` (or `-E -P`), so
+#: a `memgit/` package in the work tree it runs in would be imported instead of memgit.
+_UNISOLATED = re.compile(r"(?<! -I)(?<! -P) -m memgit\.githooks ")
+
+
+def refresh(repo: gitrepo.Repo) -> list[str]:
+    """Rewrite memgit's own hooks that an older memgit wrote unisolated (every memgit write and
+    the post-* hooks' sync call it); returns their names. Hooks in the work tree are left alone."""
+    try:
+        folder = _dir(repo, allow_tracked=False)
+    except MemgitError:
+        return []
+    done = []
+    for name in HOOKS:
+        path = folder / name
+        try:
+            old = _ours(path) and _UNISOLATED.search(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if not old:
+            continue
+        tmp = folder / f".{name}.memgit.tmp"
+        try:
+            tmp.write_text(script(name), encoding="utf-8")
+            tmp.chmod(0o755)
+            os.replace(tmp, path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            continue  # a hooks folder memgit cannot write: 'memgit hooks install git' says why
+        done.append(name)
+    return done
 
 
 def uninstall(repo: gitrepo.Repo) -> list[HookState]:

@@ -20,6 +20,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,14 +28,15 @@ from memgit import config as config_mod
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.memory import format as fmt
-from memgit.memory import lenient
-from memgit.memory.format import Memory
+from memgit.memory import lenient, trust
+from memgit.memory.format import Memory, parse_time
 
 ORDER = ("added", "edited", "merged", "archived", "restored", "deleted")
 FILE_ORDER = ("added", "changed", "renamed", "deleted")
 #: Fields not worth a line of their own: `updated` changes with every edit.
 QUIET = {"updated"}
 SYMLINK = "120000"
+GITLINK = "160000"
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class MemoryChange:
     merged_into: tuple[str, ...] = ()
     #: (id, title or "") of each memory this change newly makes it supersede, hiding it from recall.
     supersedes: tuple[tuple[str, str], ...] = ()
+    #: (id, title) of each memory that this change's lower `source` lets hide it (its `supersedes`).
+    hidden_by: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +62,7 @@ class MemoryChange:
             "fields": {k: {"old": _plain(o), "new": _plain(n)} for k, (o, n) in self.fields.items()},
             "body_changed": self.body_changed, "merged_into": list(self.merged_into),
             "supersedes": [{"id": i, "title": t or None} for i, t in self.supersedes],
+            "hidden_by": [{"id": i, "title": t} for i, t in self.hidden_by],
         }
 
 
@@ -162,7 +167,7 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
                                       (old_other, new_other), repo.root))
     superseded: dict[str, list[str]] = {}
     for memory in news.values():
-        before = set(olds[memory.id].supersedes) if memory.id in olds else set()
+        before = _in_force(olds.get(memory.id), memory)
         for gone in set(memory.supersedes) - before:
             superseded.setdefault(gone, []).append(memory.id)
     names = {m.id: m.title for m in olds.values()} | {m.id: m.title for m in news.values()}
@@ -179,6 +184,10 @@ def review(repo: gitrepo.Repo, memory_dir: Path, kinds: tuple[str, ...], rev_ran
     merged = {(c.id, into) for c in found for into in c.merged_into}
     found = [replace(c, supersedes=tuple(s for s in c.supersedes if (s[0], c.id) not in merged))
              for c in found]
+    lowered = {i for i in olds.keys() & news.keys()
+               if trust.rank(news[i].source) < trust.rank(olds[i].source)}
+    found = [replace(c, hidden_by=_hidden_by(repo, new_rev, under, olds[c.id], news[c.id], kinds))
+             if c.id in lowered else c for c in found]
     memories = sorted(found, key=lambda c: (ORDER.index(c.change), c.title.casefold(), c.id))
     files.sort(key=lambda f: (f.path != config_mod.CONFIG_NAME, FILE_ORDER.index(f.change), f.path))
     return Review(memories, files, under)
@@ -199,11 +208,14 @@ def _file_change(status: str, old_rel: str, new_rel: str, data: tuple[bytes | No
     notes = []
     if modes[1] == SYMLINK or (change == "deleted" and modes[0] == SYMLINK):
         notes.append("a symbolic link")
+    if GITLINK in modes:
+        notes.append("a submodule: the memory files of the repository it names are read as memories once it "
+                     "is checked out, and its changes are not listed here")
     if not other[0] and other[1] and status != "A":
         notes.append("no longer read as a memory")
     elif other[0] and not other[1] and status != "D":
         notes.append("now read as a memory")
-    elif change != "deleted" and _looks_like_memory(new_rel) and modes[1] != SYMLINK:
+    elif change != "deleted" and _looks_like_memory(new_rel) and modes[1] not in (SYMLINK, GITLINK):
         notes.append("not read as a memory")
     settings: tuple[SettingChange, ...] = ()
     if config_mod.CONFIG_NAME in (old_rel, new_rel) and SYMLINK not in modes:
@@ -285,10 +297,36 @@ def _change(old: Memory | None, new: Memory | None, merged_into: tuple[str, ...]
     else:
         return None  # only `updated` (or the file's layout) changed
     fields.pop("status", None)
-    before = old.supersedes if old is not None else ()
+    before = _in_force(old, new)
     supersedes = tuple((i, title(i)) for i in new.supersedes if i not in before)
     return MemoryChange(new.id, new.title, change, new.path, new.kind, fields, body_changed, merged_into,
                         supersedes)
+
+
+def _hidden_by(repo: gitrepo.Repo, rev: str | None, under: str, old: Memory, new: Memory,
+               kinds: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The active memories at `rev` whose `supersedes` hides `new` now that its source is lower,
+    and did not hide `old` (trust.may_hide): an unchanged memory the review would not name."""
+    out = []
+    for path in gitrepo.grep_text(repo, rev, new.id, under):
+        rel = path.removeprefix(under + "/")
+        data = gitrepo.show(repo, rev, path) if rev else _file(repo.root / path)
+        link = rev is None and os.path.islink(repo.root / path)
+        hider = _memory(data, rel, SYMLINK if link else "100644", kinds)
+        if (hider is not None and hider.active and hider.id != new.id and new.id in hider.supersedes
+                and trust.may_hide(hider.source, new.source)
+                and not trust.may_hide(hider.source, old.source)):
+            out.append((hider.id, hider.title))
+    return tuple(sorted(out))
+
+
+def _in_force(old: Memory | None, new: Memory) -> set[str]:
+    """The ids in `new.supersedes` that `old` already superseded to the same effect. None when
+    the change makes the memory active again or raises its source: a supersession that could
+    hide nothing (trust.may_hide) may hide its target now, so the review names it again."""
+    if old is None or (new.active and not old.active) or trust.rank(new.source) > trust.rank(old.source):
+        return set()
+    return set(old.supersedes)
 
 
 def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
@@ -314,9 +352,14 @@ def markdown(changes: list[MemoryChange], titles: dict[str, str] | None = None,
             details = [_field(k, o, n, titles) for k, (o, n) in c.fields.items()]
             if c.body_changed:
                 details.append("body changed")
-            if c.supersedes and "supersedes" not in c.fields:
-                hidden = ", ".join(_named(i, titles) for i, _ in c.supersedes)
+            listed = c.fields.get("supersedes", ((), ()))  # the field's added ids are shown with it
+            again = [i for i, _ in c.supersedes if i not in listed[1] or i in listed[0]]
+            if again:
+                hidden = ", ".join(_named(i, titles) for i in again)
                 details.append("supersedes (hides from recall) " + hidden)
+            if c.hidden_by:
+                hiders = ", ".join(_named(i, {i: t}) for i, t in c.hidden_by)
+                details.append("now hidden from recall by " + hiders)
             if c.merged_into:
                 details.append("into " + ", ".join(_named(i, titles) for i in c.merged_into))
             lines.append(line + (": " + "; ".join(details) if details else ""))
@@ -346,7 +389,15 @@ def _field(name: str, old: Any, new: Any, titles: dict[str, str]) -> str:
         removed = [f"−{show(item)}" for item in old if item not in new]
         label = "supersedes (hides from recall)" if name == "supersedes" and added else _md(name)
         return f"{label} {' '.join(added + removed)}"
+    if name == "expires" and _past(new) and not _past(old):
+        return f"expires (past: hides from recall) {_value(old)} → {_value(new)}"
     return f"{_md(name)} {_value(old)} → {_value(new)}"
+
+
+def _past(value: Any) -> bool:
+    """Whether an `expires` value lies in the past, so recall leaves the memory out (channels.CURRENT)."""
+    when = parse_time(str(value)) if value else None
+    return when is not None and when <= datetime.now(timezone.utc)
 
 
 def _setting(change: SettingChange) -> str:
@@ -361,6 +412,9 @@ def _value(value: Any) -> str:
 # -- escaping: a forge renders the comment, and the values come from a branch -----------------
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+#: Bidirectional controls: a right-to-left override in a title would reorder the rest of the
+#: rendered line (what a change supersedes, an id) while the file still says what it says.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: What GitHub and GitLab Markdown may give meaning to inside a line.
 _SPECIAL = re.compile(r"([\\`*_\[\]<>#!|~&$])")
 #: What forges link in plain text even when escaped: mentions, issue references, URLs.
@@ -369,7 +423,8 @@ ZERO_WIDTH = "\u200b"
 
 
 def _one_line(value: Any) -> str:
-    return _CONTROL.sub(" ", str(value))
+    """`value` on one line, each bidirectional control shown as its code point (`(U+202E)`)."""
+    return _BIDI.sub(lambda m: f"(U+{ord(m.group()):04X})", _CONTROL.sub(" ", str(value)))
 
 
 def _md(value: Any) -> str:

@@ -6,16 +6,17 @@ gitpython import. Writes and history go through gitpython's command wrapper, imp
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import posixpath
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from memgit.errors import MemgitError, NotCommitted, NotStaged
 
@@ -68,7 +69,13 @@ def find(start: Path) -> Repo | None:
         raise MemgitError(f"{probe} is inside a git dir, not a work tree; run memgit from the work tree")
     if result.returncode != 0 or len(lines) < 3:
         return None
-    return Repo(root=Path(lines[2]), git_dir=Path(lines[1]))
+    root, git_dir = Path(lines[2]), Path(lines[1])
+    if git_dir.is_relative_to(root) and not git_dir.is_relative_to(root / ".git"):
+        # A folder committed to look like a git dir (HEAD, config with core.worktree): its config,
+        # and memgit's state that would go into it, are the branch's, not this clone's.
+        raise MemgitError(f"{probe} is a git dir committed inside the work tree {root}, not this clone's "
+                          f"{root / '.git'}; run memgit from outside it")
+    return Repo(root=root, git_dir=git_dir)
 
 
 def require(start: Path) -> Repo:
@@ -272,11 +279,19 @@ def _commit_staged(repo: Repo, rel: list[str], spec: list[str], pathspec: bytes 
     return sha.strip()
 
 
+#: A commit message file older than this was left by a command that was killed.
+STALE_MESSAGE_SECONDS = 3600.0
+
+
 @contextmanager
 def _message_file(repo: Repo, message: str) -> Iterator[Path]:
     """A commit message in a file of the git dir (local; removed once git has read it)."""
     folder = repo.git_dir / "memgit"
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("commit-message-*.txt"):  # left by a killed command: commits take turns
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > STALE_MESSAGE_SECONDS:
+                old.unlink()
     handle, name = tempfile.mkstemp(prefix="commit-message-", suffix=".txt", dir=folder)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -400,6 +415,15 @@ def grep_id(repo: Repo, rev: str, memory_id: str, under: str) -> list[str]:
     return [line.removeprefix(prefix) for line in result.stdout.splitlines() if line]
 
 
+def grep_text(repo: Repo, rev: str | None, text: str, under: str) -> list[str]:
+    """Paths (from the root) of files under `under` holding `text`, at `rev` or (None) in the work
+    tree, tracked or not."""
+    where = [rev] if rev else ["--untracked"]
+    result = _run(["-c", "core.quotePath=false", "grep", "-l", "-z", "-F", "-e", text, *where, "--", under],
+                  repo.root)
+    return [line.removeprefix(f"{rev}:") if rev else line for line in result.stdout.split("\0") if line]
+
+
 def deleted_path(repo: Repo, memory_id: str, under: str) -> str | None:
     """The path (from the repository root) of the newest deleted file that declared this id."""
     escaped = memory_id.replace(".", r"\.")
@@ -469,50 +493,6 @@ def dirty(repo: Repo, under: Path) -> list[str]:
     rel = os.path.relpath(under, repo.root)
     result = _run(["status", "--porcelain", "-z", "--untracked-files=all", "--", rel], repo.root)
     return [entry[3:] for entry in result.stdout.split("\0") if len(entry) > 3]
-
-
-def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[str, bytes | None]]]) -> list[str]:
-    """Create `branch` from HEAD with one commit per `(message, {path: content or None})`,
-    without touching the current branch, the working tree or the index.
-
-    Built with plumbing in a temporary index file (`read-tree`, `update-index`,
-    `write-tree`, `commit-tree`), so the commits hold exactly these files; commit hooks do
-    not run. The branch ref is created only if it does not exist. Returns the commits' shas.
-    """
-    check = _run(["check-ref-format", "--branch", branch], repo.root)
-    if check.returncode != 0 or branch.startswith("-"):
-        raise MemgitError(f"{branch!r} is not a valid branch name")
-    if _run(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], repo.root).returncode == 0:
-        raise MemgitError(f"branch {branch!r} already exists; choose another name or delete it first")
-    head = _run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], repo.root).stdout.strip()
-    if not head:
-        raise MemgitError("the repository has no commits yet; commit something first")
-    with tempfile.TemporaryDirectory(prefix="memgit-branch-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-
-        def git(*args: str, data: bytes | None = None) -> str:
-            done = subprocess.run(["git", "--literal-pathspecs", *args], cwd=repo.root, env=env,
-                                  input=data, capture_output=True, check=False)
-            if done.returncode != 0:
-                raise MemgitError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
-            return done.stdout.decode().strip()
-
-        git("read-tree", head)
-        parent = head
-        shas = []
-        for message, files in commits:
-            for path, content in files.items():
-                if content is None:
-                    git("update-index", "--force-remove", "--", path)
-                else:
-                    blob = git("hash-object", "-w", "--stdin", data=content)
-                    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
-            tree = git("write-tree")
-            # The message on stdin: hundreds of proposals do not fit in one argument (E2BIG).
-            parent = git("commit-tree", tree, "-p", parent, "-F", "-", data=message.encode("utf-8"))
-            shas.append(parent)
-        git("update-ref", f"refs/heads/{branch}", parent, "0" * 40)
-    return shas
 
 
 def changed(repo: Repo, under: Path) -> list[str]:
@@ -611,74 +591,6 @@ def hooks_dir(repo: Repo) -> Path:
     return (repo.root / result.stdout.strip()).resolve()
 
 
-@dataclass(frozen=True)
-class Staged:
-    """A file the next commit adds or changes: its path from the root, the blob staged for
-    it, and the blob it replaces (HEAD's, or a rename's or copy's source; None when new)."""
-
-    path: str
-    blob: str
-    before: str | None
-
-
-_NO_BLOB = "0" * 40
-
-
-def staged(repo: Repo, under: str) -> list[Staged]:
-    """Files under `under` that the next commit adds or changes, read from git's index (what
-    will be committed, whatever the work tree holds). Submodules are not files: left out."""
-    # Bytes, not text: a file name that is not UTF-8 must not make the check fail (and pass).
-    raw = _run_input(["--literal-pathspecs", "diff", "--cached", "--raw", "-z", "--no-abbrev", "-M",
-                      "--diff-filter=ACMRT", "--", under], repo, b"")
-    fields = raw.decode("utf-8", "surrogateescape").split("\0")
-    out: list[Staged] = []
-    i = 0
-    while i < len(fields) and fields[i].startswith(":"):
-        _, new_mode, old_blob, new_blob, status = fields[i][1:].split(" ")
-        paths = 2 if status[:1] in ("R", "C") else 1
-        path = fields[i + paths]
-        i += 1 + paths
-        if new_mode != "160000":
-            out.append(Staged(path, new_blob, None if old_blob == _NO_BLOB else old_blob))
-    return out
-
-
-def blob_sizes(repo: Repo, blobs: Sequence[str]) -> dict[str, int]:
-    """The size in bytes of each blob, without reading any (one `git cat-file --batch-check`)."""
-    result = _run_input(["cat-file", "--batch-check"], repo, "".join(f"{blob}\n" for blob in blobs).encode())
-    sizes = {}
-    for line in result.decode("utf-8", "replace").splitlines():
-        parts = line.split(" ")
-        if len(parts) == 3 and parts[2].isdigit():
-            sizes[parts[0]] = int(parts[2])
-    return sizes
-
-
-def read_blobs(repo: Repo, blobs: Sequence[str]) -> dict[str, bytes]:
-    """The content of each blob (one `git cat-file --batch`); a missing one is left out."""
-    data = _run_input(["cat-file", "--batch"], repo, "".join(f"{blob}\n" for blob in blobs).encode())
-    out: dict[str, bytes] = {}
-    pos = 0
-    while pos < len(data):
-        end = data.index(b"\n", pos)
-        header = data[pos:end].decode("utf-8", "replace").split(" ")
-        pos = end + 1
-        if len(header) != 3 or not header[2].isdigit():
-            continue  # `<blob> missing`
-        size = int(header[2])
-        out[header[0]] = data[pos: pos + size]
-        pos += size + 1  # the content is followed by a newline
-    return out
-
-
-def _run_input(args: list[str], repo: Repo, stdin: bytes) -> bytes:
-    try:
-        result = subprocess.run(["git", *args], cwd=repo.root, input=stdin, capture_output=True, check=False)
-    except FileNotFoundError:
-        raise MemgitError("git is not installed or not on PATH; install git first") from None
-    return result.stdout
-
-
 def files(repo: Repo, under: Path) -> list[str]:
     """Files under `under` that a commit could hold: tracked, or untracked and not ignored;
     relative to `under`."""
@@ -694,11 +606,6 @@ def changed_between(repo: Repo, since: str, until: str) -> list[str]:
                    "--format=", "--name-only"], repo.root)
     return list(dict.fromkeys(line for line in result.stdout.splitlines() if line)) if result.returncode == 0 else []
 
-
-def commit_on_new_branch(repo: Repo, branch: str, files: dict[str, bytes], message: str) -> str:
-    """Commit `files` (paths relative to the root) on top of HEAD as the new branch `branch`,
-    leaving the current branch, the index and the working tree alone (`commit_on_branch`)."""
-    return commit_on_branch(repo, branch, [(message, dict(files))])[-1]
 
 def settings(root: Path, prefix: str) -> dict[str, str]:
     """The git config values whose names start with `prefix` (such as "memgit."), as git reads

@@ -28,9 +28,11 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+
+from memgit import launch
 
 #: After a failed job, recalls start no new one for this long (a broken embedder would
 #: otherwise fail again on every call).
@@ -95,7 +97,7 @@ def _start(db_path: Path, embedder_name: str) -> str:
     env = {**os.environ, SYSPATH_ENV: os.pathsep.join(paths)}
     try:
         subprocess.Popen(
-            [sys.executable, "-I", "-m", "memgit.embedjob", str(db_path), embedder_name],
+            launch.argv("memgit.embedjob", str(db_path), embedder_name),
             cwd=db_path.parent,
             env=env,
             stdin=subprocess.DEVNULL,

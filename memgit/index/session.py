@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from memgit import config as config_mod
+from memgit.config import MEMORY_DIR
 from memgit.git import repo as gitrepo
 from memgit.index.index import Index
 from memgit.store.folder import Store
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from memgit.git.repo import Repo
     from memgit.index.index import Index
 
-MEMORY_DIR = ".memory"
 Warn = Callable[[str], None]
 Stamp = tuple[tuple[int, int, int] | None, ...]
 

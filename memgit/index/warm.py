@@ -32,10 +32,11 @@ import os
 import socket
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from memgit import launch
 
 IDLE_SECONDS = 900.0
 CONNECT_TIMEOUT = 0.05
@@ -163,7 +164,7 @@ def spawn(embedder_name: str) -> str | None:
         # -I and a cwd of our own: `-m` would otherwise put the current folder (a repository
         # someone cloned) first on sys.path, and a `numpy.py` there would run.
         subprocess.Popen(
-            [sys.executable, "-I", "-m", "memgit.warm", embedder_name],
+            launch.argv("memgit.warm", embedder_name),
             cwd=socket_path(embedder_name).parent,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -210,7 +211,7 @@ def serve(embedder_name: str, idle_seconds: float = IDLE_SECONDS) -> None:
         while time.monotonic() - last < idle_seconds:
             try:
                 conn, _ = server.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             last = time.monotonic()
             with conn:

@@ -13,6 +13,7 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from types import SimpleNamespace
 from typing import Any, Container, Mapping
 
@@ -124,6 +125,7 @@ _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[\]{},:?-])[&*]")
 def _yaml() -> SimpleNamespace:
     import frontmatter  # YAML only when a file is parsed or written: a cold recall reads the index
     import yaml  # YAML only when a file is parsed or written: a cold recall reads the index
+
     # YAML only when a file is parsed or written: a cold recall reads the index
     from frontmatter.default_handlers import YAMLHandler
 
@@ -263,6 +265,17 @@ def original_first(rel_path: str, memory_id: str) -> tuple[bool, str]:
 
 
 _BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An ISO 8601 time (or bare date, as midnight UTC) as an aware datetime, else None."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
 def bad_text(text: str) -> str | None:

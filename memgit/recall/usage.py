@@ -18,22 +18,11 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from memgit.errors import MemgitError
-from memgit.memory.format import Memory
+from memgit.memory.format import Memory, parse_time
 
 RECALLS = "recalls.jsonl"
 FEEDBACK = "feedback.jsonl"
 VERDICTS = ("used", "ignored", "wrong")
-
-
-def parse_time(value: str | None) -> datetime | None:
-    """An ISO 8601 time (or bare date, as midnight UTC) as an aware datetime, else None."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
 def _lines(path: Path) -> Iterator[dict]:  # type: ignore[type-arg]

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import array
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from memgit.errors import MemgitError
+from memgit.git import branches
 from memgit.git import repo as gitrepo
 from memgit.memory import lenient
 from memgit.memory.format import Memory
@@ -109,7 +111,7 @@ def reflect(
         commits = _commits(mem, reflection, split)
         if branch is not None:
             shas = (
-                gitrepo.commit_on_branch(
+                branches.commit_on_branch(
                     repo,
                     branch,
                     [

@@ -39,6 +39,11 @@ def digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def blob_id(data: bytes) -> str:
+    """The id git gives a file with these bytes (SHA-1 object format), without running git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -68,6 +73,8 @@ class ChangeSet:
     ops: dict[str, Op] = field(default_factory=dict)
     #: git's index entries of the paths before the change (set by the writer before landing).
     index: IndexEntries | None = None
+    #: The branch the change was made on (None: detached HEAD, or a journal from an older memgit).
+    branch: str | None = None
 
     def write(self, rel: str, text: str) -> None:
         """Set the file at `rel` (relative to the memory folder) to `text`."""
@@ -119,6 +126,7 @@ class ChangeSet:
             "message": self.message,
             "commit": self.commit,
             "index": self.index,
+            "branch": self.branch,
             "ops": [{"rel": op.rel, "text": op.text, "before": op.before, "old": op.old} for op in self.ops.values()],
         }
         _write_atomic(journal, json.dumps(data, ensure_ascii=False).encode("utf-8"))
@@ -168,6 +176,7 @@ def pending(journal: Path, kinds: tuple[str, ...], *, clean: bool = True) -> Pen
         change = ChangeSet(Store(root, kinds), str(data["message"]), bool(data["commit"]))
         index = data.get("index")
         change.index = {str(k): None if v is None else str(v) for k, v in index.items()} if index else None
+        change.branch = data["branch"] if isinstance(data.get("branch"), str) else None
         for item in data["ops"]:
             op = Op(str(item["rel"]), item["text"], item["before"], item.get("old"))
             change.store.path_of(op.rel)

@@ -16,6 +16,7 @@ from memgit.memory.credentials import find_in_memory, find_secrets
 from memgit.memory.format import Problem
 from memgit.memory.lenient import raw_value
 from memgit.memory.patch import with_id
+from memgit.memory.trust import may_hide
 from memgit.store.folder import Store
 from memgit.store.writer import Writer
 
@@ -34,6 +35,7 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
         for secret in find_in_memory(memory):
             problems.append(Problem(memory.path, 0, f"looks like a secret in {secret.where}: {secret.pattern} ({secret.excerpt})"))
         problems.extend(_secrets_in_replaced_fields(memory.path, data))
+    problems.extend(_supersessions(loaded.memories))
     if fix and (to_fix or writer.interrupted()):
         with writer.writing():  # finishes an interrupted change set first
             change = writer.change(f"memory: write ids into {len(to_fix)} hand-written file(s)", commit)
@@ -50,6 +52,24 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
     # Every file under the folder is pushed, not only memories: config.toml, notes.txt, README.md.
     problems.extend(lint_files(store.root, writer.repository, {m.path for m in loaded.memories}))
     problems.sort(key=lambda p: (p.path, p.line))
+    return problems
+
+
+def _supersessions(memories: list[fmt.Memory]) -> list[Problem]:
+    """`supersedes` entries that hide nothing: an id no memory has, or a memory trusted more
+    than the one that lists it (recall keeps it; `memgit reflect` lists the pair for a person)."""
+    by_id = {m.id: m for m in memories}
+    problems = []
+    for memory in memories:
+        for item in memory.supersedes:
+            target = by_id.get(item)
+            if target is None:
+                problems.append(Problem(memory.path, 0, f"supersedes {item!r}: no memory has this id, so it "
+                                                        "hides nothing; correct the id or remove it"))
+            elif not may_hide(memory.source, target.source):
+                problems.append(Problem(memory.path, 0, (
+                    f"supersedes {item!r} (source {target.source}) from a memory of source {memory.source}: "
+                    "recall does not hide it; a person decides (memgit reflect lists the pair)")))
     return problems
 
 
@@ -93,7 +113,7 @@ def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
             continue
         if interrupted is not None and rel in pending:
             why = (f"written by an interrupted {interrupted.summary} and not committed; "
-                   "the next memgit write (or 'memgit lint --fix') finishes it")
+                   "'memgit finish' commits it, 'memgit abandon' undoes it")
         else:
             why = "git does not track this file, so teammates do not get it: commit it (or delete it)"
         problems.append(Problem(rel, 0, why))
@@ -101,5 +121,5 @@ def uncommitted(writer: Writer, memory_files: set[str]) -> list[Problem]:
         reported = {p.path for p in problems}
         for rel in sorted((pending & set(gitrepo.changed(repo, writer.memory_dir))) - reported):
             problems.append(Problem(rel, 0, f"changed by an interrupted {interrupted.summary} and not committed; "
-                                            "the next memgit write (or 'memgit lint --fix') finishes it"))
+                                            "'memgit finish' commits it, 'memgit abandon' undoes it"))
     return problems

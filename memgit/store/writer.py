@@ -17,6 +17,8 @@ from typing import Callable, Iterator, Sequence
 
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
+from memgit.git import repostate
+from memgit.git.hooks import refresh
 from memgit.git.mergesetup import ensure
 from memgit.memory import format as fmt
 from memgit.memory import lenient
@@ -73,8 +75,9 @@ class Writer:
         """The write lock, once whatever an interrupted memgit write left behind is finished."""
         repo = self.repo()
         with gitrepo.write_lock(repo):
-            self.recover()
+            self.recover(here_only=True)
             ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
+            refresh(repo)  # git hooks an older memgit wrote, which ran Python unisolated
             yield repo
 
     def journal(self) -> Path:
@@ -87,14 +90,38 @@ class Writer:
         """The change set a killed command left unfinished, if any (read only)."""
         if self._repo is None or gitrepo.writing_now(self._repo):
             return None  # no repository; or a write is running (it holds the lock), not interrupted
-        return changeset.pending(self.journal(), self._store().kinds, clean=False)
+        found = changeset.pending(self.journal(), self._store().kinds, clean=False)
+        return None if found is None or self._landed(found) else found
 
-    def recover(self) -> Settled | None:
+    def _landed(self, found: changeset.Pending) -> bool:
+        """Whether HEAD already holds the change: git committed it, and memgit was stopped before
+        it dropped the journal. Nothing is unfinished then, and nothing is left to undo."""
+        if not found.change.commit or self._repo is None:
+            return False
+        repo, store = self._repo, found.change.store
+        paths = {Path(os.path.relpath(store.path_of(rel), repo.root)).as_posix(): op
+                 for rel, op in found.change.ops.items()}
+        head = gitrepo.head_entries(repo, list(paths))
+        for path, op in paths.items():
+            blob = None if op.text is None else changeset.blob_id(op.text.encode("utf-8"))
+            entry = head.get(path)
+            if (entry.split()[1] if entry else None) != blob:
+                return False
+        return True
+
+    def recover(self, *, here_only: bool = False) -> Settled | None:
         """Finish a change set a killed command (or a refused commit) left unfinished (under the
-        write lock)."""
+        write lock). With `here_only` (any other write), one made on another branch is refused:
+        it would land on this branch unasked."""
         found = self._found()
         if found is None:
             return None
+        made_on = found.change.branch
+        elsewhere = made_on is not None and made_on != repostate.branch(self.repo().root)
+        if here_only and elsewhere and not self._landed(found):
+            raise MemgitError(f"a memgit change made on branch {made_on!r} did not finish, {found.summary}; "
+                              f"switch back to {made_on} and run 'memgit finish' to commit it there, 'memgit "
+                              "finish' here to commit it on this branch, or 'memgit abandon' to undo it")
         try:
             sha, left = changeset.finish(found, self.commit)
         except MemgitError as exc:
@@ -127,11 +154,17 @@ class Writer:
     def abandon(self) -> Settled | None:
         """Undo the unfinished change set (`memgit abandon`): each file back to its content
         before the change (or removed, when it was new), and git's index entries of those
-        paths as they were; files changed by hand since are left alone. None when there is none."""
+        paths as they were; files changed by hand since are left alone. None when there is none
+        (or when HEAD already holds it)."""
         repo = self.repo()
         with gitrepo.write_lock(repo):
             found = self._found()
             if found is None:
+                return None
+            if self._landed(found):
+                found.journal.unlink(missing_ok=True)
+                self.warn(f"{found.summary} was already committed (HEAD) before memgit was stopped: nothing "
+                          "to abandon; 'git revert' undoes that commit")
                 return None
             store = found.change.store
 
@@ -193,6 +226,7 @@ class Writer:
             root = self._repo.root
             change.index = gitrepo.index_entries(
                 self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
+            change.branch = repostate.branch(root)
         return change.land(self.journal(), self.commit)
 
     def text_of(self, memory: Memory) -> str:
