@@ -13,7 +13,7 @@ import pytest
 import memgit
 from memgit.errors import MemgitError
 from memgit.git import hooks as githooks
-from memgit.git import hooks as hook_entry
+from memgit import githooks as hook_entry
 from memgit.git import repo as gitrepo
 
 from .conftest import git
