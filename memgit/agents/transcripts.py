@@ -11,8 +11,8 @@ start and end. Files are opened only through `memgit.agents.sessionfiles` (regul
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from memgit.agents.events import Transcript
 from memgit.agents.readers import chat, claude, codex, cursor

@@ -53,7 +53,8 @@ def read(lines: Lines, transcript: Transcript) -> None:
                 if block.get("type") == "tool_result":
                     call_id = str(block.get("tool_use_id") or "")
                     text = blocks_text(block.get("content"))
-                    error = bool(block.get("is_error")) or (tools.get(call_id) in SHELL_TOOLS and failed(text))
+                    shell = tools.get(call_id) in SHELL_TOOLS
+                    error = bool(block.get("is_error")) or (shell and failed(text))
                     events.append(Event(number, "tool_result", cut(text), error=error, call_id=call_id,
                                         sidechain=side))
                 elif block.get("type") == "text":
