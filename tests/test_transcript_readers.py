@@ -16,7 +16,7 @@ from .conftest import ROOT
 DATA = ROOT / "tests" / "data" / "transcripts"
 FORMATS = {"claude-session.jsonl": "claude", "claude-subagents.jsonl": "claude",
            "codex-rollout.jsonl": "codex", "codex-legacy.jsonl": "codex", "chat-log.md": "chat",
-           "aider.chat.history.md": "chat", "chinese-chat.txt": "chat", "plain-session.txt": "chat"}
+           "aider.chat.history.md": "aider", "chinese-chat.txt": "chat", "plain-session.txt": "chat"}
 
 
 def lines(path: Path, *records: dict[str, object]) -> Path:
@@ -112,3 +112,21 @@ def test_a_file_in_no_format_is_no_log(tmp_path: Path, content: bytes) -> None:
     assert transcripts.tail(path) is None and agentlog.read(path) == agentlog.Log()
     assert agentlog.read(tmp_path / "missing.jsonl") == agentlog.Log()
     assert agentlog.read(None) == agentlog.Log()
+
+
+def test_a_heading_in_a_chat_logs_reply_is_no_aider_turn(tmp_path: Path) -> None:
+    path = tmp_path / "log.md"
+    path.write_text("### Human\n\nHow do I release?\n\n### Assistant\n\n#### Steps\n\nTag and push.\n")
+    transcript = transcripts.read(path)
+    assert transcript.format == "chat"
+    assert [(e.role, e.text) for e in transcript.events] == [
+        ("user", "How do I release?"), ("assistant", "#### Steps\n\nTag and push.")]
+
+
+def test_an_aider_history_without_its_first_line_is_still_aider(tmp_path: Path) -> None:
+    path = tmp_path / "history.md"
+    path.write_text("#### use uv, not pip  \n\nNoted.\n\n> Applied edit to README.md  \n")
+    transcript = transcripts.read(path)
+    assert transcript.format == "aider"
+    assert [(e.role, e.text) for e in transcript.events] == [("user", "use uv, not pip"),
+                                                             ("assistant", "Noted.")]

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memgit.agents.events import Transcript
-from memgit.agents.readers import chat, claude, codex, cursor
+from memgit.agents.readers import aider, chat, claude, codex, cursor
 from memgit.agents.readers.reader import Head, Lines, Reader, head_of
 from memgit.agents.sessionfiles import open_regular, read_tail
 from memgit.errors import MemgitError
 
-READERS: tuple[Reader, ...] = (codex, claude, cursor, chat)
+READERS: tuple[Reader, ...] = (codex, claude, cursor, aider, chat)
 MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is not a transcript
 HEAD_BYTES = 8192  # what `read` sniffs
 TAIL_BYTES = 8_000_000  # what `tail` reads
@@ -61,7 +61,7 @@ def read(path: str | Path) -> Transcript:
     reader = sniff(head)
     if reader is None:
         raise MemgitError(f"{path} is not a transcript memgit reads (Claude Code or Codex JSONL, "
-                          "a Markdown or plain-text chat log)")
+                          "Cursor, Aider, a Markdown or plain-text chat log)")
     transcript = Transcript(str(path), reader.FORMAT)
     with open_regular(path) as handle:
         reader.read(_numbered(handle, transcript), transcript)
