@@ -9,6 +9,7 @@
 A transcript's path comes from a hook payload, so it may name anything: `open_regular` and
 `read_tail` read only a regular file (never a FIFO nobody writes, `/dev/zero`, a folder or a
 socket, through a symlink or not), never block opening it, and stop at a byte and a time limit.
+They are the only way memgit opens a transcript.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def _codex(root: Path) -> Path | None:
 
 def _codex_cwd(path: Path) -> Path | None:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             first = json.loads(handle.readline(1_000_000) or b"{}")
     except (OSError, ValueError):
         return None

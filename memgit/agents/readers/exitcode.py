@@ -1,0 +1,54 @@
+"""Whether a command failed, read from what it printed or from the wrapper an agent put
+around its output: the one place that parses exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_EXIT = re.compile(r"(?:exit code:?|exited with code|exit status)\s*(-?\d+)", re.I)
+_FAILURE = re.compile(r"^(Traceback \(most recent call last\)|FAILED |fatal: |error: |npm ERR!)", re.M)
+#: Lines that head a command's output without saying what went wrong.
+_HEADER = re.compile(r"(?i)^(error: )?(exit code:? -?\d+|wall time:.*|output:)$")
+
+
+def exit_code(text: str) -> int | None:
+    """The exit code a command's output states near its start, if it states one."""
+    found = _EXIT.search(text[:400])
+    return int(found.group(1)) if found else None
+
+
+def failed(text: str) -> bool:
+    """Whether a command's output says it failed: a non-zero exit code, or failure's marks
+    (a traceback, `FAILED `, `fatal: `, `error: `, `npm ERR!`) when no code is stated."""
+    code = exit_code(text)
+    if code is not None:
+        return code != 0
+    return bool(_FAILURE.search(text))
+
+
+def unwrap(output: Any) -> tuple[Any, int | None]:
+    """A tool output and the exit code of the `{"output": …, "metadata": {"exit_code": …}}`
+    wrapper Codex puts around a command's output (None when there is none)."""
+    if not (isinstance(output, str) and output.startswith("{")):
+        return output, None
+    try:
+        wrapped = json.loads(output)
+    except ValueError:
+        return output, None
+    if not isinstance(wrapped, dict):
+        return output, None
+    metadata = wrapped.get("metadata")
+    code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+    return wrapped.get("output", output), code if isinstance(code, int) else None
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    """The line of `text` that says most, for a person: the first one, after headers such as
+    "Exit code 1" that say less than the line that follows them."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    while len(lines) > 1 and _HEADER.match(lines[0]):
+        lines = lines[1:]
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

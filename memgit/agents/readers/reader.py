@@ -1,0 +1,110 @@
+"""What a transcript reader is (`Reader`), what it sniffs (`Head`), and the reading that the
+JSONL readers share: records read leniently, long texts cut, a content's text."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+from memgit.agents.events import Transcript
+
+TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
+LINE_LIMIT = 16 * 1024 * 1024  # a longer record (a pasted dump) is skipped, not parsed
+
+#: A transcript's lines as read: (1-based number, the line's bytes).
+Lines = Iterable[tuple[int, bytes]]
+
+
+@dataclass(frozen=True)
+class Head:
+    """The first lines of a file, as a reader sniffs them: `json` when the first line that is
+    not blank starts with `{`, and the JSON objects among them that parsed."""
+
+    text: str
+    json: bool
+    records: tuple[dict[str, Any], ...]
+
+
+class Reader(Protocol):
+    """A transcript format: a module with these three names is one."""
+
+    FORMAT: str  # the name a `Transcript` gives its format
+
+    def sniff(self, head: Head) -> bool:
+        """Whether a file that starts with `head` is in this format."""
+
+    def read(self, lines: Lines, transcript: Transcript) -> None:
+        """`lines` read into `transcript`: events appended, what could not be read counted
+        in `skipped`, never raising for what the file holds."""
+
+
+def head_of(lines: Iterable[str], records: int = 50) -> Head:
+    """The `Head` of a file from its first lines (JSON objects parsed up to `records`)."""
+    seen = list(lines)
+    found: list[dict[str, Any]] = []
+    json_lines = 0
+    for line in seen:
+        line = line.strip()
+        if not line:
+            continue
+        if not line.startswith("{"):
+            if json_lines:
+                continue  # a stray line among records
+            break
+        json_lines += 1
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # maybe cut where the head ends: try the next line
+        if isinstance(record, dict):
+            found.append(record)
+            if len(found) >= records:
+                break
+    return Head("\n".join(seen), bool(json_lines), tuple(found))
+
+
+def records(lines: Lines, transcript: Transcript) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of `lines`; blank lines passed over, anything else counted skipped."""
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        if len(raw) > LINE_LIMIT:
+            transcript.skipped += 1
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:  # a torn last line, a stray log line
+            transcript.skipped += 1
+            continue
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            transcript.skipped += 1
+
+
+def cut(text: str, limit: int = TEXT_LIMIT) -> str:
+    """`text`, or its start and end when it is longer than `limit`."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - limit} characters cut …]\n{text[-half:]}"
+
+
+def blocks_text(content: Any) -> str:
+    """The text of a message's content: a string, or the text of its blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        return "\n".join(parts)
+    return ""
+
+
+def stamp(transcript: Transcript, record: dict[str, Any]) -> None:
+    """The transcript's start and end times, moved on by a record's `timestamp`."""
+    when = record.get("timestamp")
+    if isinstance(when, str):
+        transcript.started = transcript.started or when
+        transcript.ended = when
