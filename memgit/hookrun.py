@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 MAX_STDIN = 2_000_000
+#: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
+#: otherwise): it must not outlast the agent's hook timeout.
+LOCK_TIMEOUT = 10.0
 EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"}
 
@@ -78,19 +81,23 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     """What to print for one event ("" for nothing); raises on any problem."""
     from memgit.agents import known, taskid  # only the event that runs needs it: a hook starts fast
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
+    from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
 
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    # Another memgit writer holding the lock must not outlast the agent's hook timeout.
-    os.environ.setdefault("MEMGIT_LOCK_TIMEOUT", "10")
     cwd = Path(str(payload.get("cwd") or os.getcwd()))
     session_id = str(payload.get("session_id") or payload.get("thread-id") or "").strip()
     if not session_id:
         raise ValueError("no session_id in the payload")
-    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True)
-    mem._require_store()
-    assert mem.repo is not None
-    git_dir, root = mem.repo.git_dir, mem.repo.root
+    # Passed to this store's writer, not set in the environment: a long-lived process that
+    # runs hooks would otherwise hand the hook's short wait to every later writer.
+    wait = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT", str(LOCK_TIMEOUT)))
+    ws = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True,
+                    lock_timeout=wait).workspace
+    ws.require_store()
+    if ws.repo is None:
+        raise ValueError(f"{ws.memory_dir} is not in a git repository")
+    git_dir, root = ws.repo.git_dir, ws.repo.root
     transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else None
     state = known.load(git_dir, session_id)
     source = str(payload.get("source") or "")
@@ -113,7 +120,7 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
 
         if source == "compact":
             state.known = []  # the compaction took them out of the agent's context
-        given = briefing.session_start(mem, task=state.task, known=state.known, compact=source == "compact")
+        given = briefing.session_start(ws, task=state.task, known=state.known, compact=source == "compact")
         state.add([h.id for h in given.hits])
         out = _context(event, given.text)
     elif event == "user-prompt":
@@ -121,17 +128,17 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
 
         prompt = str(payload.get("prompt") or "")
         if prompt.strip():
-            given = briefing.for_prompt(mem, prompt, task=state.task, known=state.known)
+            given = briefing.for_prompt(ws, prompt, task=state.task, known=state.known)
             state.add([h.id for h in given.hits])
             out = _context(event, given.text)
     elif event == "pre-compact":
         from memgit.agents import checkpoint  # only the event that runs needs it: a hook starts fast
 
-        checkpoint.write(mem, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
+        checkpoint.write(ws, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
     else:
         from memgit.agents import handoff  # only the event that runs needs it: a hook starts fast
 
-        handoff.end_session(mem, state, agent=agent, reason=str(payload.get("reason") or event))
+        handoff.end_session(ws, state, agent=agent, reason=str(payload.get("reason") or event))
     known.save(git_dir, state)
     return out
 

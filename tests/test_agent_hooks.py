@@ -332,7 +332,7 @@ def test_checkpoint_keeps_credentials_out_and_refuses_an_empty_one(project: Path
     )
     from memgit.agents import checkpoint
 
-    made = checkpoint.write(mem, task="T-1", transcript=str(transcript))
+    made = checkpoint.write(mem.workspace, task="T-1", transcript=str(transcript))
     assert made.body.startswith("**Intent:** trigger the deploy build") and "Zq8vK2mN4pR7sT1w" not in made.body
     assert "**Actions:**" not in made.body and "**State**" in made.body
 
