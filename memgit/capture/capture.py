@@ -61,7 +61,7 @@ class CaptureProposal:
     dropped: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, reason)
     redacted: int = 0
     #: The store's active memories (id, path, last update) when the memories were planned.
-    basis: tuple[tuple[str, str, str], ...] = ()
+    basis: tuple[tuple[str, str, str], ...] | None = None
 
     def to_dict(self, rel_path: Callable[[Memory], str] | None = None) -> dict[str, Any]:
         """As JSON; each memory's path by `rel_path` (`Memgit.rel_path`), else in the folder."""
@@ -140,7 +140,7 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
 def planned_against(ws: Workspace, proposal: CaptureProposal) -> bool:
     """Whether `proposal` was planned against the store as it is now (then planning it
     again would give the same memories, ids and file names)."""
-    return bool(proposal.basis) and proposal.basis == _basis([m for m in lookup.select(ws) if m.active]) \
+    return proposal.basis is not None and proposal.basis == _basis([m for m in lookup.select(ws) if m.active]) \
         and not any((ws.memory_dir / m.path).exists() for m in proposal.memories)
 
 
