@@ -528,6 +528,13 @@ class Memgit:
         with embedjob.hold(index.db_path) as mine:
             index.sync(embed="all" if mine else "none")
 
+    def hook_event(self, agent: str, event: str, session_id: str, payload: dict[str, Any]) -> str:
+        """What an agent's hook `event` gives the session `session_id` ("" for nothing); see
+        `memgit.agents.hookevents` (and `memgit.hookrun`, which fails open around it)."""
+        from memgit.agents import hookevents  # only this verb needs it: a cold recall stays light
+
+        return hookevents.handle(self.workspace, agent, event, session_id, payload)
+
     def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> "SyncReport":
         """Rebuild the index from the files, embedding every memory (resumable)."""
         index = self.index

@@ -79,7 +79,6 @@ def read_payload(stream: Any) -> dict[str, Any]:
 
 def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     """What to print for one event ("" for nothing); raises on any problem."""
-    from memgit.agents import known, taskid  # only the event that runs needs it: a hook starts fast
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
     from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
 
@@ -92,55 +91,9 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     # Passed to this store's writer, not set in the environment: a long-lived process that
     # runs hooks would otherwise hand the hook's short wait to every later writer.
     wait = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT", str(LOCK_TIMEOUT)))
-    ws = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True,
-                    lock_timeout=wait).workspace
-    ws.require_store()
-    if ws.repo is None:
-        raise ValueError(f"{ws.memory_dir} is not in a git repository")
-    git_dir, root = ws.repo.git_dir, ws.repo.root
-    transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else None
-    state = known.load(git_dir, session_id)
-    source = str(payload.get("source") or "")
-    if state is None or (event == "session-start" and source in ("startup", "clear")):
-        from memgit.git import repostate  # only the event that runs needs it: a hook starts fast
-
-        state = known.SessionState(
-            session_id,
-            agent,
-            taskid.task_for(root, session_id=session_id),
-            repostate.head(root),
-            transcript,
-            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        )
-        known.prune(git_dir)
-    state.transcript = transcript or state.transcript
-    out = ""
-    if event == "session-start":
-        from memgit.agents import briefing  # only the event that runs needs it: a hook starts fast
-
-        if source == "compact":
-            state.known = []  # the compaction took them out of the agent's context
-        given = briefing.session_start(ws, task=state.task, known=state.known, compact=source == "compact")
-        state.add([h.id for h in given.hits])
-        out = _context(event, given.text)
-    elif event == "user-prompt":
-        from memgit.agents import briefing  # only the event that runs needs it: a hook starts fast
-
-        prompt = str(payload.get("prompt") or "")
-        if prompt.strip():
-            given = briefing.for_prompt(ws, prompt, task=state.task, known=state.known)
-            state.add([h.id for h in given.hits])
-            out = _context(event, given.text)
-    elif event == "pre-compact":
-        from memgit.agents import checkpoint  # only the event that runs needs it: a hook starts fast
-
-        checkpoint.write(ws, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
-    else:
-        from memgit.agents import handoff  # only the event that runs needs it: a hook starts fast
-
-        handoff.end_session(ws, state, agent=agent, reason=str(payload.get("reason") or event))
-    known.save(git_dir, state)
-    return out
+    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True, lock_timeout=wait)
+    text = mem.hook_event(agent, event, session_id, payload)
+    return _context(event, text) if event in HOOK_NAMES else ""
 
 
 def _context(event: str, text: str) -> str:
