@@ -10,15 +10,14 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
-from memgit.index.session import Session, index_path
-from memgit.memory import format as fmt
+from memgit.index.workspace import Workspace
+from memgit.memory import format as memfmt
 from memgit.memory import lenient, patch
 from memgit.memory.format import Memory, Problem
 from memgit.memory.trust import sort as sort_supersedes
@@ -28,10 +27,11 @@ from memgit.store.history import Change, changes_of, path_in_history
 from memgit.store.writer import Settled, Writer, check_fields
 
 if TYPE_CHECKING:
+    from memgit.capture.capture import CaptureProposal
     from memgit.git.memdiff import MemoryChange, Review
     from memgit.index.index import Index, SyncReport
+    from memgit.recall.hit import Hit
     from memgit.recall.inject import Injection
-    from memgit.recall.recall import Hit
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
 
@@ -61,14 +61,15 @@ class Remembered:
 
 
 def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[str] | None = None,
-         warn: Warn | None = None, warm: bool = False) -> "Memgit":
+         warn: Warn | None = None, warm: bool = False, lock_timeout: float | None = None) -> "Memgit":
     """Open the memory store of the repository containing `path`.
 
     `memory_dir` uses another folder as the memory folder: reads work on any folder, inside a
     git repository or not; writes need the folder to be inside a git repository. `warm` lets
     recall use (and start) a background process that keeps the embedding model loaded between
     short-lived calls, as the CLI does (`[index] warm = false` turns it off); a long-lived
-    process does not need it.
+    process does not need it. `lock_timeout` is how long a write waits for another writer
+    (default: $MEMGIT_LOCK_TIMEOUT, else 60 seconds).
     """
     start = Path(path).resolve()
     if not start.exists():
@@ -82,25 +83,28 @@ def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[st
     else:
         repo = gitrepo.require(start)
         folder = repo.root / config_mod.MEMORY_DIR
-    return Memgit(folder, repo, warn or _stderr, warm=warm)
+    return Memgit(folder, repo, warn or _stderr, warm=warm, lock_timeout=lock_timeout)
 
 
 class Memgit:
-    """A memory store: a folder of memory files, usually `.memory/` in a git repository."""
+    """A memory store: a folder of memory files, usually `.memory/` in a git repository.
 
-    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, warn: Warn, *, warm: bool = False) -> None:
+    The front door: each verb checks its arguments and delegates to the workflow that does
+    it, on the `Workspace` (`memgit.index.workspace`) the store is opened as."""
+
+    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, warn: Warn, *, warm: bool = False,
+                 lock_timeout: float | None = None) -> None:
         self.memory_dir = memory_dir
         self.warm = warm
         self.repo = repo
         self.warn = warn
-        self._session = Session(memory_dir, repo, warn, warm=warm, store=self._store_for)
-        self._writer: Writer | None = None
+        self.workspace = Workspace(memory_dir, repo, warn, warm=warm, lock_timeout=lock_timeout)
 
     # -- plumbing ------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the index; the store stays usable (the next call opens it again)."""
-        self._session.close()
+        self.workspace.close()
 
     def __enter__(self) -> "Memgit":
         return self
@@ -111,42 +115,20 @@ class Memgit:
     @property
     def config(self) -> config_mod.Config:
         """The settings, read again when `.memory/config.toml` changes."""
-        return self._session.config
+        return self.workspace.config
 
     @property
     def store(self) -> Store:
-        return self._store_for(self.config)
-
-    def _store_for(self, config: config_mod.Config) -> Store:
-        repo = self.repo  # git tells an original from a copy that repeats its id
-        return Store(self.memory_dir, config.kinds, partial(gitrepo.first_added, repo) if repo else None,
-                     repo.root if repo else None)
-
-    def _require_store(self) -> None:
-        if not self.memory_dir.is_dir():
-            if self.repo is not None and self.memory_dir == self.repo.root / config_mod.MEMORY_DIR:
-                raise MemgitError(f"no {config_mod.MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
-            state = "is not a folder" if self.memory_dir.exists() else "does not exist"
-            raise MemgitError(f"memory folder {self.memory_dir} {state}")
-        refuse_outside(self.memory_dir, self.repo.root if self.repo is not None else None)
+        return self.workspace.store
 
     @property
     def writer(self) -> Writer:
         """Every write goes through it: lock, finish interrupted work, change set, commit."""
-        if self._writer is None:
-            self._writer = Writer(self.memory_dir, self.repo, lambda: self.store, self.warn)
-        return self._writer
-
-    def _load(self) -> list[Memory]:
-        loaded = self.store.load()
-        for problem in loaded.skipped if not self._session.opened else ():  # else the index said it
-            self.warn(f"skipping {problem} (see 'memgit lint')")
-        return loaded.memories
+        return self.workspace.writer
 
     def rel_path(self, memory: Memory) -> str:
         """A memory's path relative to the repository root (or to the memory folder)."""
-        base = self.repo.root if self.repo is not None else self.memory_dir
-        return Path(os.path.relpath(self.memory_dir / memory.path, base)).as_posix()
+        return self.workspace.rel_path(memory)
 
     # -- verbs ---------------------------------------------------------------------------
 
@@ -191,19 +173,19 @@ class Memgit:
     ) -> Remembered:
         """Write a new memory and commit it; the same text twice is not duplicated. See `memgit.memory.trust`
         for what `supersedes` may hide, judged by `trust` (default: `source`)."""
-        self._require_store()
+        self.workspace.require_store()
         text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
         if not text and not title:
             raise MemgitError("nothing to remember: give the text as an argument, with --file, or on stdin")
-        reason = fmt.bad_text(f"{title or ''}{text}")
+        reason = memfmt.bad_text(f"{title or ''}{text}")
         if reason:
             raise MemgitError(f"the text {reason}; nothing was saved")
-        title, body = fmt.split_title(text, title)
+        title, body = memfmt.split_title(text, title)
         if not allow_secret:
             _refuse_secrets(Memory("-", title, body, entity=entity, task_id=task_id, tags=tuple(tags),
                                    files=tuple(files), symbols=tuple(symbols)))
         budget = self.config.memory_token_budget
-        tokens = fmt.count_tokens(body)
+        tokens = memfmt.count_tokens(body)
         if tokens > budget and not force:
             raise MemgitError(
                 f"the body is about {tokens} tokens, {tokens - budget} over the budget of {budget}: "
@@ -211,8 +193,8 @@ class Memgit:
             )
         check_fields(self.config.kinds, source=source, kind=kind, task_id=task_id, confidence=confidence)
         with self.writer.writing() as repo:
-            same, taken = lookup.same_text(index := self._synced(), self._load, title, body)
-            supersedes, held = sort_supersedes(supersedes, trust or source, index, self._load)
+            same, taken = lookup.same_text(index := self.workspace.synced(), self.workspace.load, title, body)
+            supersedes, held = sort_supersedes(supersedes, trust or source, index, self.workspace.load)
             if same:
                 # If an earlier attempt wrote it but its commit failed (a hook, no git
                 # identity), this run finishes the job.
@@ -224,12 +206,12 @@ class Memgit:
                 return Remembered(existing, created=False, commit=sha)
             stamp = now()
             memory = Memory(
-                id=fmt.new_id(taken),
+                id=memfmt.new_id(taken),
                 title=title,
                 body=body,
                 kind=kind,
                 entity=entity,
-                confidence=fmt.DEFAULT_CONFIDENCE[source] if confidence is None else confidence,
+                confidence=memfmt.DEFAULT_CONFIDENCE[source] if confidence is None else confidence,
                 source=source,
                 task_id=task_id or None,
                 created=stamp,
@@ -239,35 +221,12 @@ class Memgit:
                 symbols=tuple(symbols),
                 supersedes=supersedes, extra=held,
             )
-            memory = replace(memory, path=self.store.new_path(memory))
-            change = self.writer.change(f'memory: add "{_short(title)}"', commit)
-            change.write(memory.path, self.writer.text_of(memory))
-            sha = self.writer.land(change)
+            (memory,), sha = self.writer.add([memory], f'memory: add "{_short(title)}"', commit)
         return Remembered(memory, created=True, commit=sha)
-
-    def _synced(self) -> "Index | None":
-        """The index, in step with the files, or None when there is no file-backed one."""
-        try:
-            index = self.index
-            if index.in_memory:
-                return None  # it parsed every file already: asking the files costs no more
-            index.sync(embed="none")
-            return index
-        except MemgitError:
-            return None
 
     def get(self, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
         """A memory by id, unique id prefix, or exact title."""
-        self._require_store()
-        ref = ref.strip() if isinstance(ref, str) else ""
-        if not ref:
-            raise MemgitError("give a memory id, id prefix or title")
-        if memories is None:
-            index = self._synced()
-            found = lookup.through_index(index, self.store, ref) if index is not None else None
-            if found is not None:
-                return found
-        return lookup.resolve(ref, list(memories) if memories is not None else self._load())
+        return lookup.get(self.workspace, ref, memories=memories)
 
     def list(
         self,
@@ -277,52 +236,20 @@ class Memgit:
         task_id: str | None = None,
         source: str | None = None,
         status: str | None = "active",
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Memories matching every filter given, newest first. `status=None` means any."""
-        self._require_store()
-        if kind is not None and kind not in self.config.kinds:
-            raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(self.config.kinds)}")
-        pool = self._indexed()
-        if pool is None:
-            pool = [(m, self._mtime(m)) for m in self._load()]
-        out = [
-            (m, mtime)
-            for m, mtime in pool
-            if (kind is None or m.kind == kind)
-            and (entity is None or m.entity.startswith(entity))
-            and (task_id is None or m.task_id == task_id)
-            and (source is None or m.source == source)
-            and (status is None or m.status == status)
-        ]
-        # Timestamps have whole seconds; the file's mtime orders memories written in one second.
-        out.sort(key=lambda pair: (pair[0].updated or pair[0].created or "", pair[1], pair[0].id), reverse=True)
-        return [m for m, _ in out]
-
-    def _current(self) -> builtins.list[Memory]:
-        """Every memory, from the index when there is one (one sync instead of parsing all)."""
-        indexed = self._indexed()
-        return [m for m, _ in indexed] if indexed is not None else self._load()
-
-    def _indexed(self) -> builtins.list[tuple[Memory, int]] | None:
-        """Every memory with its mtime from the index (kept in step first), or None without one."""
-        index = self._synced()
-        return index.all_memories() if index is not None else None
-
-    def _mtime(self, memory: Memory) -> int:
-        try:
-            return os.stat(self.memory_dir / memory.path).st_mtime_ns
-        except OSError:
-            return 0
+        return lookup.select(self.workspace, kind=kind, entity=entity, task_id=task_id, source=source,
+                             status=status)
 
     def update(self, ref: str, *, commit: bool = True, allow_secret: bool = False, **changes: Any) -> Memory:
         """Change front-matter fields or the body of a memory, as one commit."""
-        self._require_store()
-        unknown = set(changes) - set(fmt.FIELDS) - {"body"} - {"id"}
+        self.workspace.require_store()
+        unknown = set(changes) - set(memfmt.FIELDS) - {"body"} - {"id"}
         if unknown or "id" in changes:
             raise MemgitError(f"cannot change {', '.join(sorted(unknown | ({'id'} & set(changes))))}")
         with self.writer.writing():
             memory = self.get(ref)
-            for name in fmt.LIST_FIELDS:
+            for name in memfmt.LIST_FIELDS:
                 if name in changes:
                     changes[name] = tuple(changes[name])
             if "title" in changes:
@@ -341,7 +268,7 @@ class Memgit:
         Returns None when the text is unchanged. The id must stay the same. `base` is the
         memory the text was edited from: if the memory changed since, nothing is written.
         """
-        self._require_store()
+        self.workspace.require_store()
         with self.writer.writing():
             memory = self.get(ref)
             if base is not None and memory != base:
@@ -366,7 +293,7 @@ class Memgit:
     def forget(self, ref: str, *, hard: bool = False, commit: bool = True, force: bool = False) -> Memory:
         """Archive a memory (reversible), or with `hard` delete its file (refused when it has
         changes not committed, unless `force`). Both are commits."""
-        self._require_store()
+        self.workspace.require_store()
         with self.writer.writing():
             memory = self.get(ref)
             if hard:
@@ -382,7 +309,7 @@ class Memgit:
 
     def history(self, ref: str) -> builtins.list[Change]:
         """The memory's commits, newest first, with the front-matter fields each changed."""
-        self._require_store()
+        self.workspace.require_store()
         repo = self.writer.repo()
         return changes_of(repo, path_in_history(repo, self.memory_dir, ref, lambda: self.get(ref)), self.config.kinds)
 
@@ -391,7 +318,7 @@ class Memgit:
 
         Returns None when the memory is already exactly as it was at `to`. Refused when its
         file has changes not committed, unless `force`."""
-        self._require_store()
+        self.workspace.require_store()
         from memgit.store.history import rollback  # only this verb needs it: a cold recall stays light
 
         with self.writer.writing():
@@ -417,7 +344,7 @@ class Memgit:
     def review(self, rev_range: str | None = None) -> "Review":
         """Everything a revision range changes under the memory folder: its memory changes and
         every other file (`config.toml` setting by setting). See `memgit.git.memdiff`."""
-        self._require_store()
+        self.workspace.require_store()
         from memgit.git.memdiff import review  # only this verb needs it: a cold recall stays light
 
         repo = self.repo or self.writer.repo()
@@ -426,15 +353,15 @@ class Memgit:
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
-            self._require_store()
+            self.workspace.require_store()
         from memgit.store import lint  # only this verb needs it: a cold recall stays light
 
         return lint.lint(self.store, self.writer, fix=fix, commit=commit)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory as a JSON-ready dict (the import format)."""
-        self._require_store()
-        for memory in sorted(self._load(), key=lambda m: m.id):
+        self.workspace.require_store()
+        for memory in sorted(self.workspace.load(), key=lambda m: m.id):
             if include_archived or memory.active:
                 data = memory.to_dict()
                 data.pop("path")
@@ -451,9 +378,9 @@ class Memgit:
     ) -> "ImportReport":
         """Import memories from JSON Lines in one commit; bad lines are reported and skipped.
         Then embed them (`embed_progress(done, total)`; an interrupted run is resumed later)."""
-        self._require_store()
+        self.workspace.require_store()
         with self.writer.writing():
-            existing = self._current()
+            existing = lookup.current(self.workspace)
             from memgit.store import transfer  # only this verb needs it: a cold recall stays light
 
             memories, report = transfer.plan_import(
@@ -469,23 +396,52 @@ class Memgit:
             self.index.embed_pending(progress=embed_progress)
         return report
 
-    def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> Any:
-        """Memories a session transcript suggests (`memgit.capture.capture.Proposal`); writes nothing."""
+    def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> "CaptureProposal":
+        """Memories a session transcript suggests (a `CaptureProposal`); writes nothing."""
         from memgit.capture.capture import propose  # only this verb needs it: a cold recall stays light
 
-        return propose(self, Path(transcript), llm_cmd=llm_cmd)
+        return propose(self.workspace, Path(transcript), llm_cmd=llm_cmd)
+
+    def show_capture(self, proposal: "CaptureProposal") -> str:
+        """A capture proposal as a diff of the memory files, then a Markdown summary."""
+        from memgit.capture import captures  # only this verb needs it: a cold recall stays light
+
+        return captures.render(self.workspace, proposal)
+
+    def apply_capture(self, proposal: "CaptureProposal", *, branch: str | None = None) -> dict[str, Any]:
+        """Write a capture proposal's memories: staged, or committed on the new branch `branch`."""
+        from memgit.capture import captures  # only this verb needs it: a cold recall stays light
+
+        return captures.apply(self.workspace, proposal, branch=branch)
+
+    def pending_captures(self) -> builtins.list[dict[str, Any]]:
+        """The capture proposals the session-end hook left, newest first."""
+        from memgit.capture import captures  # only this verb needs it: a cold recall stays light
+
+        return captures.pending(self.workspace)
+
+    def pending_capture(self, ref: str) -> "CaptureProposal":
+        """A pending capture proposal by id (or unique id prefix), planned again against the store."""
+        from memgit.capture import captures  # only this verb needs it: a cold recall stays light
+
+        return captures.load_pending(self.workspace, ref)
+
+    def drop_capture(self, proposal_id: str) -> None:
+        """Forget a pending capture proposal."""
+        from memgit.capture import captures  # only this verb needs it: a cold recall stays light
+
+        captures.drop_pending(self.workspace, proposal_id)
 
     # -- recall: the index hangs here -----------------------------------------------------
 
     def index_path(self) -> Path:
         """Where this folder's index lives: in the git dir, or the user's cache outside git."""
-        return index_path(self.memory_dir, self.repo)
+        return self.workspace.index_path()
 
     @property
     def index(self) -> "Index":
         """The SQLite index, opened (and migrated) on first use."""
-        self._require_store()
-        return self._session.index()
+        return self.workspace.index
 
     def recall(
         self,
@@ -505,28 +461,11 @@ class Memgit:
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
         `session` leaves out what memgit already gave that agent session.
         """
-        from memgit.recall import recall as recall_mod  # only this verb needs it: a cold recall stays light
+        from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
-        k = self.config.recall_k if k is None else k
-        skip = set(self._known(session))
-        hits = recall_mod.recall(
-            self.index,
-            query,
-            k=k + len(skip),
-            task_id=task_id,
-            kinds=kinds,
-            min_score=min_score,
-            budget_tokens=budget_tokens,
-            include_archived=include_archived,
-            config=self.config,
-            path_prefix=self._path_prefix(),
-        )
-        hits = [h for h in hits if h.id not in skip][:k]
-        if record and self.repo is not None:
-            recall_mod.record_recall(
-                self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits], warn=self.warn
-            )
-        return hits
+        return ask.recall(self.workspace, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
+                          budget_tokens=budget_tokens, include_archived=include_archived,
+                          known=self._known(session), record=record)
 
     def inject(
         self,
@@ -542,23 +481,16 @@ class Memgit:
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
         why it is empty."""
-        from memgit.recall.inject import HEADER, fit  # only this verb needs it: a cold recall stays light
+        from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
-        c = self.config
-        k = c.inject_k if k is None else k
-        budget = c.inject_budget if budget is None else budget
-        if budget < 1 or k < 1:
-            raise MemgitError("the budget and k must be at least 1")
-        floor = c.inject_min_score if min_score is None else min_score
-        hits = self.recall(query, k, task_id=task_id, kinds=kinds, min_score=floor, record=False)
-        given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
-        if record and self.repo is not None:
-            # only this verb needs it: a cold recall stays light
-            from memgit.recall.recall import record_recall
+        return ask.inject(self.workspace, query, task_id=task_id, kinds=kinds, k=k, budget=budget,
+                          min_score=min_score, record=record)
 
-            record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
-                          warn=self.warn)
-        return given
+    def fit(self, hits: Sequence["Hit"], budget: int) -> "Injection":
+        """The best of `hits` that fit in `budget` tokens, and why none did (no header)."""
+        from memgit.recall.inject import fit  # only this verb needs it: a cold recall stays light
+
+        return fit(hits, budget)
 
     def _known(self, session: str | None) -> builtins.list[str]:
         from memgit.agents import known  # only this verb needs it: a cold recall stays light
@@ -573,19 +505,35 @@ class Memgit:
         """Save the current task's state as a checkpoint memory (staged unless `commit`)."""
         from memgit.agents import checkpoint  # only this verb needs it: a cold recall stays light
 
-        return checkpoint.save(self, intent=intent, task=task_id, session=session, commit=commit)
+        return checkpoint.save(self.workspace, intent=intent, task=task_id, session=session, commit=commit)
 
     def resume(self, *, task_id: str | None = None, budget: int | None = None,
                session: str | None = None) -> "Injection":
         """What an agent reads to pick a task back up: its latest checkpoint, then relevant memories."""
         from memgit.agents import briefing  # only this verb needs it: a cold recall stays light
 
-        return briefing.resume(self, task=task_id, budget=budget, known=self._known(session))
+        return briefing.resume(self.workspace, task=task_id, budget=budget, known=self._known(session))
 
-    def _path_prefix(self) -> str:
-        base = self.repo.root if self.repo is not None else self.memory_dir
-        prefix = Path(os.path.relpath(self.memory_dir, base)).as_posix()
-        return "" if prefix == "." else prefix + "/"
+    def sync(self) -> None:
+        """Bring the index in step with the files and embed what is new (what git's post-*
+        hooks run). One process embeds per index: while embedding, this holds the lock the
+        background job (`memgit.embedjob`) holds, and when a job already runs it leaves the
+        embedding to it."""
+        from memgit.index import embedjob  # only this verb needs it: a cold recall stays light
+
+        index = self.index
+        if index.db_path is None or index.in_memory:
+            index.embed_pending()
+            return
+        with embedjob.hold(index.db_path) as mine:
+            index.sync(embed="all" if mine else "none")
+
+    def hook_event(self, agent: str, event: str, session_id: str, payload: dict[str, Any]) -> str:
+        """What an agent's hook `event` gives the session `session_id` ("" for nothing); see
+        `memgit.agents.hookevents` (and `memgit.hookrun`, which fails open around it)."""
+        from memgit.agents import hookevents  # only this verb needs it: a cold recall stays light
+
+        return hookevents.handle(self.workspace, agent, event, session_id, payload)
 
     def reindex(self, *, progress: Callable[[int, int], None] | None = None) -> "SyncReport":
         """Rebuild the index from the files, embedding every memory (resumable)."""
@@ -605,23 +553,24 @@ class Memgit:
         """
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
-        return upkeep.reflect(self, only=only, exclude=exclude, apply=apply, split=split, branch=branch, now=now)
+        return upkeep.reflect(self.workspace, only=only, exclude=exclude, apply=apply, split=split, branch=branch,
+                              now=now)
 
     def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
         """Record that a recalled memory was used, ignored or wrong (local, never committed)."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
-        return upkeep.feedback(self, ref, verdict, session)
+        return upkeep.feedback(self.workspace, ref, verdict, session)
 
     def stats(self, *, since: str | None = None) -> dict[str, Any]:
         """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
-        return upkeep.stats(self, since)
+        return upkeep.stats(self.workspace, since)
 
     def status(self) -> dict[str, Any]:
         """Index path, counts, embedder, which channels are on, staleness."""
-        self._require_store()
+        self.workspace.require_store()
         info: dict[str, Any] = {"memory_dir": str(self.memory_dir)}
         report = self.index.sync(embed="none")  # the counts below describe the files as they are
         info.update(self.index.status())

@@ -19,19 +19,13 @@ def sync(start: Path) -> None:
     One process embeds per index: while embedding, this holds the lock the background job
     (`memgit.embedjob`) holds, and when a job already runs it leaves the embedding to it."""
     from memgit.api import open as open_store  # only the hook that runs needs it
-    from memgit.index import embedjob  # only the hook that runs needs it
 
     with open_store(start, warn=lambda message: None) as mem:
         if not mem.memory_dir.is_dir():
             return
-        if mem.writer.repository is not None:
-            hooks.refresh(mem.writer.repository)  # this hook, if an older memgit wrote it
-        index = mem.index
-        if index.db_path is None or index.in_memory:
-            index.embed_pending()
-            return
-        with embedjob.hold(index.db_path) as mine:
-            index.sync(embed="all" if mine else "none")
+        if mem.repo is not None:
+            hooks.refresh(mem.repo)  # this hook, if an older memgit wrote it
+        mem.sync()
 
 
 def pre_commit(start: Path, out: Callable[[str], None]) -> int:

@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 MAX_STDIN = 2_000_000
+#: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
+#: otherwise): it must not outlast the agent's hook timeout.
+LOCK_TIMEOUT = 10.0
 EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"}
 
@@ -76,64 +79,21 @@ def read_payload(stream: Any) -> dict[str, Any]:
 
 def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     """What to print for one event ("" for nothing); raises on any problem."""
-    from memgit.agents import known, taskid  # only the event that runs needs it: a hook starts fast
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
+    from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
 
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
-    # Another memgit writer holding the lock must not outlast the agent's hook timeout.
-    os.environ.setdefault("MEMGIT_LOCK_TIMEOUT", "10")
     cwd = Path(str(payload.get("cwd") or os.getcwd()))
     session_id = str(payload.get("session_id") or payload.get("thread-id") or "").strip()
     if not session_id:
         raise ValueError("no session_id in the payload")
-    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True)
-    mem._require_store()
-    assert mem.repo is not None
-    git_dir, root = mem.repo.git_dir, mem.repo.root
-    transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else None
-    state = known.load(git_dir, session_id)
-    source = str(payload.get("source") or "")
-    if state is None or (event == "session-start" and source in ("startup", "clear")):
-        from memgit.git import repostate  # only the event that runs needs it: a hook starts fast
-
-        state = known.SessionState(
-            session_id,
-            agent,
-            taskid.task_for(root, session_id=session_id),
-            repostate.head(root),
-            transcript,
-            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        )
-        known.prune(git_dir)
-    state.transcript = transcript or state.transcript
-    out = ""
-    if event == "session-start":
-        from memgit.agents import briefing  # only the event that runs needs it: a hook starts fast
-
-        if source == "compact":
-            state.known = []  # the compaction took them out of the agent's context
-        given = briefing.session_start(mem, task=state.task, known=state.known, compact=source == "compact")
-        state.add([h.id for h in given.hits])
-        out = _context(event, given.text)
-    elif event == "user-prompt":
-        from memgit.agents import briefing  # only the event that runs needs it: a hook starts fast
-
-        prompt = str(payload.get("prompt") or "")
-        if prompt.strip():
-            given = briefing.for_prompt(mem, prompt, task=state.task, known=state.known)
-            state.add([h.id for h in given.hits])
-            out = _context(event, given.text)
-    elif event == "pre-compact":
-        from memgit.agents import checkpoint  # only the event that runs needs it: a hook starts fast
-
-        checkpoint.write(mem, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
-    else:
-        from memgit.agents import handoff  # only the event that runs needs it: a hook starts fast
-
-        handoff.end_session(mem, state, agent=agent, reason=str(payload.get("reason") or event))
-    known.save(git_dir, state)
-    return out
+    # Passed to this store's writer, not set in the environment: a long-lived process that
+    # runs hooks would otherwise hand the hook's short wait to every later writer.
+    wait = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT", str(LOCK_TIMEOUT)))
+    mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True, lock_timeout=wait)
+    text = mem.hook_event(agent, event, session_id, payload)
+    return _context(event, text) if event in HOOK_NAMES else ""
 
 
 def _context(event: str, text: str) -> str:

@@ -80,9 +80,7 @@ def build(mem: "Memgit") -> "MCPServer":
         hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived)
         reason = "nothing relevant found" if not hits else None
         if budget is not None:
-            from memgit.recall.inject import fit  # when the server starts
-
-            fitted = fit(hits, budget)
+            fitted = mem.fit(hits, budget)
             hits, reason = list(fitted.hits), fitted.reason or reason
         return {"hits": [hit.to_dict() for hit in hits], **({"reason": reason} if reason else {})}
 

@@ -332,7 +332,7 @@ def test_checkpoint_keeps_credentials_out_and_refuses_an_empty_one(project: Path
     )
     from memgit.agents import checkpoint
 
-    made = checkpoint.write(mem, task="T-1", transcript=str(transcript))
+    made = checkpoint.write(mem.workspace, task="T-1", transcript=str(transcript))
     assert made.body.startswith("**Intent:** trigger the deploy build") and "Zq8vK2mN4pR7sT1w" not in made.body
     assert "**Actions:**" not in made.body and "**State**" in made.body
 
@@ -386,3 +386,45 @@ def test_a_transcript_path_that_is_not_a_file_is_not_read(kind: str, project: Pa
                               capture_output=True, text=True, timeout=60, check=False)
     assert captured.returncode == 1
     assert "give a transcript file" in captured.stderr or "folder" in captured.stderr
+
+
+def test_a_hook_run_in_process_leaves_the_lock_timeout_out_of_the_environment(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook's short wait for the write lock is its own: a long-lived process that runs a
+    hook in-process keeps the default wait for every later writer."""
+    from memgit import hookrun
+    from memgit.git import repo as gitrepo
+
+    monkeypatch.delenv("MEMGIT_LOCK_TIMEOUT", raising=False)
+    transcript = transcript_for("claude", project, tmp_path)
+    data = json.loads(payload("claude", "session_start_startup.json", project, transcript))
+    hookrun.run("claude", "session-start", data)
+    hookrun.run("claude", "pre-compact", json.loads(payload("claude", "pre_compact_auto.json", project, transcript)))
+    assert "MEMGIT_LOCK_TIMEOUT" not in os.environ
+    later = memgit.open(project, warn=lambda message: None)
+    assert gitrepo.lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT")) == gitrepo.LOCK_TIMEOUT_SECONDS
+    assert later.writer.lock_timeout is None  # the default wait, not the hook's
+
+
+def test_the_hook_waits_for_the_lock_as_long_as_it_says(project: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memgit import api as api_mod
+    from memgit import hookrun
+
+    monkeypatch.delenv("MEMGIT_LOCK_TIMEOUT", raising=False)
+    transcript = transcript_for("claude", project, tmp_path)
+    data = json.loads(payload("claude", "pre_compact_auto.json", project, transcript))
+    opened: list[memgit.Memgit] = []
+    real_open = api_mod.open
+
+    def remembering(*args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(api_mod, "open", remembering)
+    hookrun.run("claude", "pre-compact", data)
+    assert opened[0].writer.lock_timeout == hookrun.LOCK_TIMEOUT
+    monkeypatch.setenv("MEMGIT_LOCK_TIMEOUT", "3")
+    hookrun.run("claude", "pre-compact", data)
+    assert opened[1].writer.lock_timeout == 3.0

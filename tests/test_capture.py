@@ -240,6 +240,44 @@ def test_apply_stages_and_does_not_commit(store: Path) -> None:
     assert "pendulum" in hits.stdout
 
 
+def _count_plans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count how often a capture is planned against the store (its dearest step)."""
+    from memgit.capture import capture as capture_mod
+    from memgit.capture import captures
+
+    calls: list[int] = []
+    real = capture_mod.plan
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(capture_mod, "plan", counting)
+    monkeypatch.setattr(captures, "plan", counting)
+    return calls
+
+
+def test_apply_plans_the_capture_once(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _count_plans(monkeypatch)
+    result = run(store, "capture", str(CLAUDE), "--apply")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() and len(calls) == 1
+
+
+def test_apply_plans_again_when_the_store_changed(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memgit
+
+    mem = memgit.open(store, warn=lambda message: None)
+    proposal = mem.capture(CHINESE)
+    first = proposal.memories[0]
+    mem.remember(first.body, title=first.title, kind=first.kind)  # someone wrote it meanwhile
+    calls = _count_plans(monkeypatch)
+    result = mem.apply_capture(proposal)
+    assert len(calls) == 1
+    assert len(result["written"]) == 4 and mem.rel_path(first) not in result["written"]
+    assert [c.title for c, _ in proposal.known][-1] == first.title
+
+
 def test_apply_on_a_branch_leaves_the_work_tree_alone(store: Path) -> None:
     (store / "wip.txt").write_text("work in progress\n")
     git(store, "add", "wip.txt")

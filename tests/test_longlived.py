@@ -86,7 +86,7 @@ def test_close_then_use_opens_the_index_again(repo: Path, mem) -> None:  # type:
     with memgit.open(repo, warn=lambda m: None) as store:
         first = [h.id for h in store.recall("parse_config tuple")]
         index = store.index
-    assert store._session._index is None  # closed on leaving the block
+    assert store.workspace._index is None  # closed on leaving the block
     with pytest.raises(MemgitError, match="closed"):
         index.search("parse_config")  # a closed Index says so; the Memgit opens a new one
     assert [h.id for h in store.recall("parse_config tuple")] == first

@@ -12,24 +12,23 @@ exceeds the agents' 10,000-character cap for hook output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from memgit.agents import checkpoint, taskid
 from memgit.git import repostate
+from memgit.index.workspace import Workspace
+from memgit.recall import ask
+from memgit.recall.hit import Hit
 from memgit.recall.inject import HEADER, Injection, fit
-from memgit.recall.recall import Hit
 
 if TYPE_CHECKING:
     from memgit.memory.format import Memory
 
 MAX_CHARS = 9_500  # the agents cap hook output at 10,000 characters
 
-#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
-Memgit = Any
 
-
-def _hit(mem: "Memgit", memory: "Memory") -> Hit:
-    return Hit(memory.id, memory.title, 1.0, 1.0, {}, mem.rel_path(memory), memory)
+def _hit(ws: Workspace, memory: "Memory") -> Hit:
+    return Hit(memory.id, memory.title, 1.0, 1.0, {}, ws.rel_path(memory), memory)
 
 
 def _capped(given: Injection) -> Injection:
@@ -38,12 +37,12 @@ def _capped(given: Injection) -> Injection:
     return given
 
 
-def state_queries(mem: "Memgit") -> list[str]:
+def state_queries(ws: Workspace) -> list[str]:
     """Queries for the repository's current state: the branch's words, and the files changed
     since the default branch (asked apart: many paths in one query would drown the branch)."""
-    if mem.repo is None:
+    if ws.repo is None:
         return []
-    root = mem.repo.root
+    root = ws.repo.root
     branch = repostate.branch(root) or ""
     base = repostate.git(root, "merge-base", "HEAD", repostate.default_branch(root)).strip() or None
     files = [c.path for c in repostate.changed_since(root, base)[:15]]
@@ -51,10 +50,10 @@ def state_queries(mem: "Memgit") -> list[str]:
     return [q for q in (words.strip(), " ".join(files)) if q]
 
 
-def _pinned_and_checkpoints(mem: "Memgit", task: str | None) -> list["Memory"]:
+def _pinned_and_checkpoints(ws: Workspace, task: str | None) -> list["Memory"]:
     """Active pinned memories and the task's checkpoints, newest first, straight from the
     index (reading all memories costs ~50 ms at 1k: a hook at session start cannot spare it)."""
-    index = mem.index
+    index = ws.index
     index.sync(embed="none")
     # `pinned` is kept in the extra column (see memgit.index): a LIKE narrows, the parse decides.
     ids = index.db.guard(
@@ -72,7 +71,7 @@ def _pinned_and_checkpoints(mem: "Memgit", task: str | None) -> list["Memory"]:
 
 
 def session_start(
-    mem: "Memgit",
+    ws: Workspace,
     *,
     task: str | None,
     known: Sequence[str] = (),
@@ -81,20 +80,20 @@ def session_start(
 ) -> Injection:
     """Pinned memories (not after a compaction: they are in the compacted summary's place
     too, so they come after the checkpoint), the latest checkpoint, then relevant ones."""
-    c = mem.config
+    c = ws.config
     budget = c.inject_budget if budget is None else budget
-    everything = _pinned_and_checkpoints(mem, task)
+    everything = _pinned_and_checkpoints(ws, task)
     pinned = [m for m in everything if m.pinned]
-    point = checkpoint.latest(mem, task, [m for m in everything if m.kind == "checkpoint"]) if task else None
+    point = checkpoint.latest(ws, task, [m for m in everything if m.kind == "checkpoint"]) if task else None
     first = ([point] if point else []) + pinned if compact else pinned + ([point] if point else [])
     skip = set(known)
-    chosen = [_hit(mem, m) for m in first if m.id not in skip]
-    queries = ([point.title] if point is not None else []) + state_queries(mem)
+    chosen = [_hit(ws, m) for m in first if m.id not in skip]
+    queries = ([point.title] if point is not None else []) + state_queries(ws)
     taken = skip | {h.id for h in chosen}
     found: dict[str, Hit] = {}
     for query in queries:
-        for hit in mem.recall(
-            query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False
+        for hit in ask.recall(
+            ws, query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False
         ):
             if hit.id not in taken and hit.memory.kind != "checkpoint":
                 found.setdefault(hit.id, hit)
@@ -117,34 +116,20 @@ def session_start(
 
 
 def for_prompt(
-    mem: "Memgit", prompt: str, *, task: str | None, known: Sequence[str] = (), budget: int | None = None
+    ws: Workspace, prompt: str, *, task: str | None, known: Sequence[str] = (), budget: int | None = None
 ) -> Injection:
     """Memories relevant to `prompt`, above the floor, that the session does not hold yet."""
-    c = mem.config
-    skip = set(known)
-    hits = mem.recall(
-        prompt, c.inject_k + len(skip), task_id=task, min_score=c.inject_min_score, record=False
-    )
-    fresh = [h for h in hits if h.id not in skip][: c.inject_k]
-    return _capped(
-        fit(
-            fresh,
-            c.inject_budget if budget is None else budget,
-            c.inject_per_memory,
-            c.inject_k,
-            header=HEADER,
-        )
-    )
+    return _capped(ask.inject(ws, prompt, task_id=task, budget=budget, known=known, record=False))
 
 
 def resume(
-    mem: "Memgit", *, task: str | None, budget: int | None = None, known: Sequence[str] = ()
+    ws: Workspace, *, task: str | None, budget: int | None = None, known: Sequence[str] = ()
 ) -> Injection:
     """`memgit resume`: the task's latest checkpoint first (the task as `memgit.agents.taskid`
     decides it), then memories relevant to it and to the repository's state."""
-    if mem.repo is not None:
-        task = taskid.task_for(mem.repo.root, explicit=task)
-    given = session_start(mem, task=task, known=known, budget=budget, compact=True)
+    if ws.repo is not None:
+        task = taskid.task_for(ws.repo.root, explicit=task)
+    given = session_start(ws, task=task, known=known, budget=budget, compact=True)
     if not given.parts and not given.reason:
         given = Injection((), (), 0, reason=f"no checkpoint and nothing relevant for task {task}")
     return given

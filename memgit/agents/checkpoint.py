@@ -23,19 +23,18 @@ import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from memgit.agents import agentlog, known, taskid
 from memgit.errors import MemgitError
 from memgit.git import repostate
+from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
 from memgit.memory.credentials import find_in_memory
+from memgit.recall import lookup
 
 TTL_DAYS = 7
 MAX_LINES = 12
-
-#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
-Memgit = Any
 
 
 @dataclass(frozen=True)
@@ -108,11 +107,11 @@ def _actions(root: Path, actions: Sequence[agentlog.Action]) -> list[str]:
 
 
 def latest(
-    mem: "Memgit", task: str | None, memories: Sequence[fmt.Memory] | None = None
+    ws: Workspace, task: str | None, memories: Sequence[fmt.Memory] | None = None
 ) -> fmt.Memory | None:
     """The task's newest active checkpoint that has not expired."""
     now = datetime.now(timezone.utc).isoformat()
-    pool = memories if memories is not None else mem.list(kind="checkpoint", task_id=task)
+    pool = memories if memories is not None else lookup.select(ws, kind="checkpoint", task_id=task)
     replaced = {old for m in pool for old in m.supersedes}  # two in one second: the newer replaced the older
     found = [
         m
@@ -127,7 +126,7 @@ def latest(
 
 
 def write(
-    mem: "Memgit",
+    ws: Workspace,
     *,
     task: str,
     intent: str | None = None,
@@ -136,22 +135,22 @@ def write(
     commit: bool = False,
 ) -> fmt.Memory:
     """Write the task's checkpoint (staged unless `commit`); returns the memory."""
-    mem._require_store()
-    repo = mem.writer.repo()
+    ws.require_store()
+    repo = ws.writer.repo()
     log = agentlog.read(transcript)
     if not intent and not log.prompts and not log.actions and not repostate.changed_since(repo.root, start_commit):
         raise MemgitError("nothing to checkpoint yet: no request, no action and no changed file")
     made = draft(repo.root, task=task, intent=intent, start_commit=start_commit, log=log)
     body = made.body
-    budget = mem.config.memory_token_budget
+    budget = ws.config.memory_token_budget
     while fmt.count_tokens(body) > budget and "\n" in body:
         body = body.rsplit("\n", 1)[0]  # from the end: intent and state matter most
     stamp = datetime.now(timezone.utc).replace(microsecond=0)
 
-    with mem.writer.writing():
-        previous = latest(mem, task)
+    with ws.writer.writing():
+        previous = latest(ws, task)
         memory = fmt.Memory(
-            id=fmt.new_id({m.id for m in mem.list(status=None)}),
+            id=fmt.new_id({m.id for m in lookup.select(ws, status=None)}),
             title=made.title,
             body=body,
             kind="checkpoint",
@@ -172,21 +171,18 @@ def write(
         found = find_in_memory(memory)
         if found:
             raise MemgitError(f"the checkpoint would hold a secret in {found[0].where}; not written")
-        memory = replace(memory, path=mem.store.new_path(memory))
-        change = mem.writer.change(f'memory: checkpoint "{_cut(made.title, 60)}"', commit)
-        change.write(memory.path, mem.writer.text_of(memory))
-        mem.writer.land(change)
+        (memory,), _ = ws.writer.add([memory], f'memory: checkpoint "{_cut(made.title, 60)}"', commit)
     return memory
 
 
 def save(
-    mem: "Memgit", *, intent: str | None, task: str | None, session: str | None, commit: bool
+    ws: Workspace, *, intent: str | None, task: str | None, session: str | None, commit: bool
 ) -> fmt.Memory:
     """`memgit checkpoint`: the task from `--task`, `MEMGIT_TASK` or the rule of
     `memgit.agents.taskid`; the session (given, or the agent's own from `CLAUDE_CODE_SESSION_ID`)
     supplies the starting commit and the transcript when memgit has seen it start."""
 
-    repo = mem.writer.repo()
+    repo = ws.writer.repo()
     session = session or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
     state = known.load(repo.git_dir, session) if session else None
     if task is None and state is not None and not os.environ.get("MEMGIT_TASK"):
@@ -199,7 +195,7 @@ def save(
             or None
         )
     return write(
-        mem,
+        ws,
         task=task,
         intent=intent,
         start_commit=start,

@@ -23,26 +23,27 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memgit import launch
+from memgit.errors import MemgitError
 from memgit.git import repostate
+from memgit.index.workspace import Workspace
 
 if TYPE_CHECKING:
     from memgit.agents.known import SessionState
 
-#: A `memgit.api.Memgit` (nouns do not import the front door, which imports them).
-Memgit = Any
 
-
-def capture_command(mem: "Memgit") -> str:
+def capture_command(ws: Workspace) -> str:
     """The extractor's command line ("" when turned off), from the user's own settings only:
     `memgit.config` leaves a committed `[capture] command` out."""
-    value = mem.config.capture_command.strip()
+    value = ws.config.capture_command.strip()
     if value.lower() in ("none", "off", "false"):
         return ""
     return value or f"{launch.command('memgit', 'capture', '--from-hook')} {{transcript}}"
 
 
-def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str) -> dict[str, Any]:
-    assert mem.repo is not None
+def end_session(ws: Workspace, state: "SessionState", *, agent: str, reason: str) -> dict[str, Any]:
+    repo = ws.repo
+    if repo is None:
+        raise MemgitError(f"{ws.memory_dir} is not in a git repository: sessions are recorded in its git dir")
     record = {
         "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "session_id": state.session_id,
@@ -50,17 +51,17 @@ def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str
         "task": state.task,
         "transcript": state.transcript,
         "start_commit": state.start_commit,
-        "end_commit": repostate.head(mem.repo.root),
+        "end_commit": repostate.head(repo.root),
         "reason": reason,
     }
-    path = mem.repo.git_dir / "memgit" / "sessions.jsonl"
+    path = repo.git_dir / "memgit" / "sessions.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
     finally:
         os.close(fd)
-    command = capture_command(mem)
+    command = capture_command(ws)
     if command and state.transcript:
         args = [
             part.replace("{transcript}", state.transcript or "").replace("{session}", state.session_id)
@@ -71,7 +72,7 @@ def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str
         with open(os.devnull, "r+b") as null:
             subprocess.Popen(
                 args,
-                cwd=mem.repo.root,
+                cwd=repo.root,
                 stdin=null,
                 stdout=null,
                 stderr=null,

@@ -1,6 +1,6 @@
 """Turn a finished session into proposed memories: read, extract, clean, deduplicate, show.
 
-`propose` writes nothing: it returns a `Proposal` (the memory files it would add, as a diff,
+`propose` writes nothing: it returns a `CaptureProposal` (the memory files it would add, as a diff,
 and why other candidates were left out). `apply` writes them through the change set, staged
 and not committed (the user commits them with their work), or commits them on a new branch
 without touching the current one. The session-end hook calls `from_hook`, which keeps the
@@ -27,15 +27,17 @@ import subprocess
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memgit.agents import transcripts
 from memgit.capture.extract import Candidate, extract, fit
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
+from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
 from memgit.memory.credentials import find_secrets
 from memgit.memory.format import Memory
+from memgit.recall import lookup
 from memgit.reflect.duplicates import Detector
 
 MARKER = "[secret redacted]"
@@ -44,7 +46,7 @@ LLM_TIMEOUT = 120
 
 
 @dataclass
-class Proposal:
+class CaptureProposal:
     """What capturing a transcript would add, and what it left out and why."""
 
     id: str
@@ -58,12 +60,15 @@ class Proposal:
     known: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, existing id)
     dropped: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, reason)
     redacted: int = 0
+    #: The store's active memories (id, path, last update) when the memories were planned.
+    basis: tuple[tuple[str, str, str], ...] | None = None
 
-    def to_dict(self, mem: Any = None) -> dict[str, Any]:
+    def to_dict(self, rel_path: Callable[[Memory], str] | None = None) -> dict[str, Any]:
+        """As JSON; each memory's path by `rel_path` (`Memgit.rel_path`), else in the folder."""
         def entry(c: Candidate, m: Memory | None) -> dict[str, Any]:
             out = c.to_dict()
             if m is not None:
-                out["id"], out["path"] = m.id, mem.rel_path(m) if mem is not None else m.path
+                out["id"], out["path"] = m.id, rel_path(m) if rel_path is not None else m.path
             return out
 
         return {"id": self.id, "transcript": self.transcript, "format": self.format,
@@ -74,30 +79,31 @@ class Proposal:
                 "redacted": self.redacted}
 
 
-def propose(mem: Any, path: str | Path, *, llm_cmd: str | None = None) -> Proposal:
+def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> CaptureProposal:
     """The memories the transcript at `path` suggests; nothing is written."""
-    mem._require_store()
+    ws.require_store()
     transcript = transcripts.read(path)
-    repo = mem.repo
+    repo = ws.repo
     git_files: list[str] = []
     if repo is not None and transcript.started and transcript.ended:
         git_files = [f for f in gitrepo.changed_between(repo, transcript.started, transcript.ended)
                      if not f.startswith(".memory/")]
     found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files)
     digest = hashlib.sha1(f"{transcript.session_id or Path(path).resolve()}".encode()).hexdigest()[:8]
-    proposal = Proposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,
+    proposal = CaptureProposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,
                         transcript.skipped, [])
     clean = _redact_all(found, proposal)
     if llm_cmd:
         clean = [fit(c) for c in _redact_all(_ask_llm(llm_cmd, clean, str(path), proposal), proposal)]
-    plan(mem, proposal, clean)
+    plan(ws, proposal, clean)
     return proposal
 
 
-def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
+def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) -> None:
     """Drop what the store already knows; give the rest ids and file names."""
-    existing = [m for m in mem.list() if m.active]
-    index = mem._synced()
+    existing = [m for m in lookup.select(ws) if m.active]
+    proposal.basis = _basis(existing)
+    index = ws.synced()
     taken: set[str] = set()
     ids: set[str] = {m.id for m in existing}
     proposal.candidates, proposal.memories = [], []
@@ -125,10 +131,21 @@ def plan(mem: Any, proposal: Proposal, candidates: list[Candidate]) -> None:
                         created=stamp, updated=stamp, tags=candidate.tags, files=candidate.files,
                         symbols=candidate.symbols)
         ids.add(memory.id)
-        rel = mem.store.new_path(memory, taken)
+        rel = ws.store.new_path(memory, taken)
         taken.add(rel)
         proposal.candidates.append(candidate)
         proposal.memories.append(replace(memory, path=rel))
+
+
+def planned_against(ws: Workspace, proposal: CaptureProposal) -> bool:
+    """Whether `proposal` was planned against the store as it is now (then planning it
+    again would give the same memories, ids and file names)."""
+    return proposal.basis is not None and proposal.basis == _basis([m for m in lookup.select(ws) if m.active]) \
+        and not any((ws.memory_dir / m.path).exists() for m in proposal.memories)
+
+
+def _basis(existing: list[Memory]) -> tuple[tuple[str, str, str], ...]:
+    return tuple(sorted((m.id, m.path, m.updated or m.created or "") for m in existing))
 
 
 # -- duplicates ------------------------------------------------------------------------------
@@ -196,7 +213,7 @@ def redact(text: str) -> tuple[str, int]:
     return "\n".join(lines), len(found)
 
 
-def _redact_all(candidates: list[Candidate], proposal: Proposal) -> list[Candidate]:
+def _redact_all(candidates: list[Candidate], proposal: CaptureProposal) -> list[Candidate]:
     out = []
     for candidate in candidates:
         title, in_title = redact(candidate.title)
@@ -216,7 +233,7 @@ def _redact_all(candidates: list[Candidate], proposal: Proposal) -> list[Candida
 # -- an optional model: rewrite or veto --------------------------------------------------------
 
 def _ask_llm(command: str, candidates: list[Candidate], transcript: str,
-             proposal: Proposal) -> list[Candidate]:
+             proposal: CaptureProposal) -> list[Candidate]:
     """Send the candidates to `command` (JSON on stdin) and apply its answer (JSON on stdout):
     `{"candidates": [{"index": 0, "keep": false, "reason": "…"}, {"index": 1, "title": "…",
     "body": "…"}]}`. Candidates it does not mention are kept as they are."""

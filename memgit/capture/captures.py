@@ -18,21 +18,22 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from memgit.capture.capture import Proposal, plan, propose
+from memgit.capture.capture import CaptureProposal, plan, planned_against, propose
 from memgit.capture.extract import Candidate
 from memgit.errors import MemgitError
 from memgit.git import branches
 from memgit.git import repo as gitrepo
+from memgit.index.workspace import Workspace
 
 
-def render(mem: Any, proposal: Proposal) -> str:
+def render(ws: Workspace, proposal: CaptureProposal) -> str:
     """The proposal as a unified diff over the memory folder, then a Markdown summary."""
     parts = []
     for memory in proposal.memories:
-        rel = mem.rel_path(memory)
-        text = mem.writer.text_of(memory)
+        rel = ws.rel_path(memory)
+        text = ws.writer.text_of(memory)
         diff = difflib.unified_diff([], text.splitlines(keepends=True), "/dev/null", "b/" + rel)
         parts.append("".join(diff))
     n = len(proposal.memories)
@@ -58,33 +59,31 @@ def render(mem: Any, proposal: Proposal) -> str:
     return "".join(parts) + "\n".join(lines).rstrip() + "\n"
 
 
-def apply(mem: Any, proposal: Proposal, *, branch: str | None = None) -> dict[str, Any]:
+def apply(ws: Workspace, proposal: CaptureProposal, *, branch: str | None = None) -> dict[str, Any]:
     """Write the proposed files: staged, or committed on the new branch `branch`."""
-    repo = mem.writer.repo()
+    repo = ws.writer.repo()
     message = f"memory: capture {len(proposal.memories)} memories from {Path(proposal.transcript).name}"
-    with mem.writer.writing():
-        plan(mem, proposal, proposal.candidates + [])  # the store may have changed since proposing
+    with ws.writer.writing():
+        if not planned_against(ws, proposal):  # the store changed since proposing: plan again
+            plan(ws, proposal, proposal.candidates + [])
         memories = proposal.memories
         if not memories:
-            _log_restated(mem, proposal)
+            _log_restated(ws, proposal)
             return {"written": [], "branch": None, "commit": None}
         if branch:
-            files = {mem.rel_path(m): mem.writer.text_of(m).encode() for m in memories}
+            files = {ws.rel_path(m): ws.writer.text_of(m).encode() for m in memories}
             sha = branches.commit_on_new_branch(repo, branch, files, message)
-            _log_restated(mem, proposal)
+            _log_restated(ws, proposal)
             return {"written": sorted(files), "branch": branch, "commit": sha}
-        change = mem.writer.change(message, commit=False)
-        for memory in memories:
-            change.write(memory.path, mem.writer.text_of(memory))
-        mem.writer.land(change)
-    _log_restated(mem, proposal)
-    return {"written": [mem.rel_path(m) for m in memories], "branch": None, "commit": None}
+        ws.writer.add(memories, message, commit=False)
+    _log_restated(ws, proposal)
+    return {"written": [ws.rel_path(m) for m in memories], "branch": None, "commit": None}
 
 
-def _log_restated(mem: Any, proposal: Proposal) -> None:
-    if not proposal.known or mem.repo is None:
+def _log_restated(ws: Workspace, proposal: CaptureProposal) -> None:
+    if not proposal.known or ws.repo is None:
         return
-    log = mem.repo.git_dir / "memgit" / "restated.jsonl"
+    log = ws.repo.git_dir / "memgit" / "restated.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).replace(microsecond=0).isoformat()
     with open(log, "a", encoding="utf-8") as handle:
@@ -94,16 +93,16 @@ def _log_restated(mem: Any, proposal: Proposal) -> None:
 
 # -- pending proposals -------------------------------------------------------------------------
 
-def _folder(mem: Any) -> Path:
-    repo = mem.writer.repo()
+def _folder(ws: Workspace) -> Path:
+    repo = ws.writer.repo()
     return repo.git_dir / "memgit" / "capture"
 
 
-def save_pending(mem: Any, proposal: Proposal) -> Path:
-    folder = _folder(mem)
+def save_pending(ws: Workspace, proposal: CaptureProposal) -> Path:
+    folder = _folder(ws)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{proposal.id}.json"
-    data = proposal.to_dict(mem)
+    data = proposal.to_dict(ws.rel_path)
     data["created"] = datetime.now(UTC).replace(microsecond=0).isoformat()
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -111,9 +110,9 @@ def save_pending(mem: Any, proposal: Proposal) -> Path:
     return path
 
 
-def pending(mem: Any) -> list[dict[str, Any]]:
+def pending(ws: Workspace) -> list[dict[str, Any]]:
     """The proposals the session-end hook left, newest first."""
-    folder = _folder(mem)
+    folder = _folder(ws)
     out = []
     for path in folder.glob("*.json") if folder.is_dir() else ():
         try:
@@ -125,11 +124,11 @@ def pending(mem: Any) -> list[dict[str, Any]]:
     return sorted(out, key=lambda d: str(d.get("created", "")), reverse=True)
 
 
-def load_pending(mem: Any, ref: str) -> Proposal:
+def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
     """A pending proposal by id (or unique id prefix), planned again against the store."""
-    matches = [d for d in pending(mem) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
+    matches = [d for d in pending(ws) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
     if len(matches) != 1:
-        found = ", ".join(str(d.get("id")) for d in pending(mem)) or "none"
+        found = ", ".join(str(d.get("id")) for d in pending(ws)) or "none"
         raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); "
                           "see 'memgit capture --pending'")
     data = matches[0]
@@ -137,18 +136,18 @@ def load_pending(mem: Any, ref: str) -> Proposal:
                             tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
                             tuple(c.get("symbols", ())), tuple(c.get("tags", ("captured",))))
                   for c in data["candidates"]]
-    proposal = Proposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
+    proposal = CaptureProposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
                         str(data.get("session_id", "")), int(data.get("lines", 0)),
                         int(data.get("skipped_lines", 0)), [])
-    plan(mem, proposal, candidates)
+    plan(ws, proposal, candidates)
     return proposal
 
 
-def drop_pending(mem: Any, proposal_id: str) -> None:
-    (_folder(mem) / f"{proposal_id}.json").unlink(missing_ok=True)
+def drop_pending(ws: Workspace, proposal_id: str) -> None:
+    (_folder(ws) / f"{proposal_id}.json").unlink(missing_ok=True)
 
 
-def from_hook(mem_open: Any, transcript: str, start: str = ".") -> int:
+def from_hook(open_workspace: Callable[[], Workspace], transcript: str, start: str = ".") -> int:
     """The session-end hand-off: propose, keep the proposal as pending, log one line. Never
     raises; returns the number of memories proposed (-1 on failure)."""
     started = time.monotonic()
@@ -159,11 +158,11 @@ def from_hook(mem_open: Any, transcript: str, start: str = ".") -> int:
     except Exception:  # noqa: BLE001 - not even a repository: nowhere to log
         pass
     try:
-        mem = mem_open()
-        log_dir = mem.writer.repo().git_dir / "memgit"
-        proposal = propose(mem, transcript)
+        ws = open_workspace()
+        log_dir = ws.writer.repo().git_dir / "memgit"
+        proposal = propose(ws, transcript)
         if proposal.memories:
-            save_pending(mem, replace(proposal))
+            save_pending(ws, replace(proposal))
         _log(log_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
                       f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
                       + (f"; see 'memgit capture --pending {proposal.id}'" if proposal.memories else ""))

@@ -39,24 +39,24 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     --apply nothing is written: the proposal is printed as a diff of the memory files plus a
     summary. Secrets are redacted, and what the store already knows is left out.
     """
-    from memgit.capture import captures  # when the command runs: `memgit --help` stays light
-
     obj = ctx.find_root().obj or {}
     if transcript is not None and not pending:
         transcript = os.path.join(obj.get("path", "."), transcript)  # -C PATH: as if started there
     if from_hook:
         from memgit.api import open as open_store  # when the command runs: `memgit --help` stays light
+        from memgit.capture import captures  # when the command runs: `memgit --help` stays light
 
         start = obj.get("path", ".")
-        captures.from_hook(lambda: open_store(start, memory_dir=obj.get("memory_dir"), warn=lambda _m: None),
-                            transcript or "", start)
+        captures.from_hook(
+            lambda: open_store(start, memory_dir=obj.get("memory_dir"), warn=lambda _m: None).workspace,
+            transcript or "", start)
         return
     if branch is not None and not do_apply:
         raise click.UsageError("--branch goes with --apply")
     mem = open_memgit(ctx)
     if pending:
         if transcript is None:
-            items = captures.pending(mem)
+            items = mem.pending_captures()
             if as_json:
                 echo_json(items)
                 return
@@ -66,7 +66,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
             if not items:
                 click.echo("no pending proposals", err=True)
             return
-        proposal = captures.load_pending(mem, transcript)
+        proposal = mem.pending_capture(transcript)
     else:
         if (transcript is None) == (last is None):
             raise click.UsageError("give a transcript PATH or --last claude|codex")
@@ -76,18 +76,17 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
 
             transcript = str(newest(last, mem.writer.repo().root))
             click.echo(f"memgit: capturing {transcript}", err=True)
-        assert transcript is not None
-        proposal = mem.capture(transcript, llm_cmd=llm_cmd)
+        proposal = mem.capture(transcript or "", llm_cmd=llm_cmd)
     if not do_apply:
         if as_json:
-            echo_json(proposal.to_dict(mem))
+            echo_json(proposal.to_dict(mem.rel_path))
         else:
-            sys.stdout.write(captures.render(mem, proposal))
+            sys.stdout.write(mem.show_capture(proposal))
         return
-    result = captures.apply(mem, proposal, branch=(branch or f"memory/capture-{proposal.id}")
-                             if branch is not None else None)
+    result = mem.apply_capture(proposal, branch=(branch or f"memory/capture-{proposal.id}")
+                               if branch is not None else None)
     if pending:
-        captures.drop_pending(mem, proposal.id)
+        mem.drop_capture(proposal.id)
     _report(result, as_json)
 
 

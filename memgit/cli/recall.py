@@ -18,7 +18,7 @@ from memgit.errors import MemgitError
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Relevance floor (0 turns it off).")
 @click.option("--budget", type=click.IntRange(1), help="Token budget for what is printed (default: [inject] budget, 600, for markdown).")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option("--format", "output", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option("--all", "include_archived", is_flag=True, help="Include archived memories.")
 @click.option("--explain", is_flag=True,
               help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
@@ -26,16 +26,16 @@ from memgit.errors import MemgitError
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
-           min_score: float | None, budget: int | None, fmt: str, include_archived: bool, explain: bool,
+           min_score: float | None, budget: int | None, output: str, include_archived: bool, explain: bool,
            session: str | None, as_json: bool) -> None:
     """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
     if query == "-":
         query = sys.stdin.read()
     if not query.strip():
         raise click.UsageError("the query is empty: say what to recall, e.g. memgit recall 'how are configs parsed?'")
-    fmt = "json" if as_json else fmt
+    output = "json" if as_json else output
     mem = open_memgit(ctx)
-    if fmt == "markdown":
+    if output == "markdown":
         given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score)
         if given.text:
             click.echo(given.text, nl=False)
@@ -46,11 +46,9 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
                       include_archived=include_archived, session=session)
     reason = "nothing relevant found"
     if budget is not None:
-        from memgit.recall.inject import fit  # when the command runs: `memgit --help` stays light
-
-        fitted = fit(hits, budget)
+        fitted = mem.fit(hits, budget)
         hits, reason = list(fitted.hits), fitted.reason or reason
-    if fmt == "json":
+    if output == "json":
         echo_json([hit.to_dict() for hit in hits])
     else:
         for hit in hits:

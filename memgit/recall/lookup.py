@@ -1,5 +1,5 @@
-"""Finding memories by reference or by text: through the index when there is one, else by
-reading the files.
+"""Finding memories by reference, by text or by field: through the index when there is one,
+else by reading the files.
 
 A reference is an id, a unique id prefix, or an exact title (case-insensitive as a last
 resort). Asked through the index, finding one memory reads one file at any store size.
@@ -7,9 +7,11 @@ resort). Asked through the index, finding one memory reads one file at any store
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Callable, Container, Sequence
 
 from memgit.errors import MemgitError
+from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
 from memgit.memory.format import Memory
 from memgit.store.folder import Store
@@ -69,3 +71,59 @@ class IndexedIds:
 
     def __contains__(self, memory_id: object) -> bool:
         return isinstance(memory_id, str) and bool(self.index.lookup(memory_id, "id"))
+
+
+def get(ws: Workspace, ref: str, *, memories: Sequence[Memory] | None = None) -> Memory:
+    """A memory by id, unique id prefix, or exact title (see `Memgit.get`)."""
+    ws.require_store()
+    ref = ref.strip() if isinstance(ref, str) else ""
+    if not ref:
+        raise MemgitError("give a memory id, id prefix or title")
+    if memories is None:
+        index = ws.synced()
+        found = through_index(index, ws.store, ref) if index is not None else None
+        if found is not None:
+            return found
+    return resolve(ref, list(memories) if memories is not None else ws.load())
+
+
+def select(ws: Workspace, *, kind: str | None = None, entity: str | None = None, task_id: str | None = None,
+           source: str | None = None, status: str | None = "active") -> list[Memory]:
+    """Memories matching every filter given, newest first (see `Memgit.list`)."""
+    ws.require_store()
+    if kind is not None and kind not in ws.config.kinds:
+        raise MemgitError(f"unknown kind {kind!r}; use one of {', '.join(ws.config.kinds)}")
+    pool = indexed(ws)
+    if pool is None:
+        pool = [(m, _mtime(ws, m)) for m in ws.load()]
+    out = [
+        (m, mtime)
+        for m, mtime in pool
+        if (kind is None or m.kind == kind)
+        and (entity is None or m.entity.startswith(entity))
+        and (task_id is None or m.task_id == task_id)
+        and (source is None or m.source == source)
+        and (status is None or m.status == status)
+    ]
+    # Timestamps have whole seconds; the file's mtime orders memories written in one second.
+    out.sort(key=lambda pair: (pair[0].updated or pair[0].created or "", pair[1], pair[0].id), reverse=True)
+    return [m for m, _ in out]
+
+
+def current(ws: Workspace) -> list[Memory]:
+    """Every memory, from the index when there is one (one sync instead of parsing all)."""
+    found = indexed(ws)
+    return [m for m, _ in found] if found is not None else ws.load()
+
+
+def indexed(ws: Workspace) -> list[tuple[Memory, int]] | None:
+    """Every memory with its mtime from the index (kept in step first), or None without one."""
+    index = ws.synced()
+    return index.all_memories() if index is not None else None
+
+
+def _mtime(ws: Workspace, memory: Memory) -> int:
+    try:
+        return os.stat(ws.memory_dir / memory.path).st_mtime_ns
+    except OSError:
+        return 0

@@ -96,14 +96,20 @@ class _Engine(Lifecycle):
             self.state[memory.id] = replace(parsed, path=memory.path)
         return self.state[memory.id]
 
+    def _required(self, memory: Memory) -> Memory:
+        """The memory as its file says (read in on first use); only for one `editable` said yes to."""
+        base = self._base(memory)
+        if base is None:
+            raise MemgitError(f"{memory.path} cannot be read, so reflect does not change it")
+        return base
+
     def editable(self, *memories: Memory) -> bool:
         return all(self._base(m) is not None for m in memories)
 
     def edit(self, memory: Memory, **fields: Any) -> FileChange:
         """Change the named fields (and `updated`); call after `editable`. Only those lines
         of the file change (`memgit.memory.patch`); the canonical text when it cannot be patched."""
-        base = self._base(memory)
-        assert base is not None
+        base = self._required(memory)
         extra = dict(base.extra)
         for name in list(fields):
             if name not in fmt.FIELDS and name != "body":
@@ -133,7 +139,7 @@ class _Engine(Lifecycle):
         return FileChange(new.path, text)
 
     def delete(self, memory: Memory) -> FileChange:
-        assert self._base(memory) is not None
+        self._required(memory)  # reads it in first: its text is what the change set replaces
         del self.state[memory.id]
         return FileChange(memory.path, None)
 

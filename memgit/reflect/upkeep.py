@@ -20,15 +20,14 @@ from typing import Any
 from memgit.errors import MemgitError
 from memgit.git import branches
 from memgit.git import repo as gitrepo
+from memgit.index.workspace import Workspace
 from memgit.memory import lenient
 from memgit.memory.format import Memory
+from memgit.recall import lookup
 from memgit.recall import usage as usage_mod
 from memgit.recall.usage import parse_time
 from memgit.reflect.duplicates import Detector
 from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose
-
-#: A `memgit.api.Memgit` (not imported: nouns do not import the front door).
-Memgit = Any
 
 
 @dataclass(frozen=True)
@@ -40,10 +39,10 @@ class Outcome:
     branch: str | None = None
 
 
-def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
+def gather(ws: Workspace, now: datetime, *, anchors: bool = True) -> Inputs:
     """Everything reflect reads, from the index (kept in step first) and the git dir."""
-    mem._require_store()
-    index = mem.index
+    ws.require_store()
+    index = ws.index
     index.sync(embed="none")  # reflect uses the vectors there are; `memgit reindex` makes the rest
     memories = [m for m, _ in index.all_memories()]
 
@@ -65,8 +64,8 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
         return problems, vectors
 
     problems, vectors = index.db.guard(read_index)
-    repo = mem.repo
-    store = mem.store
+    repo = ws.repo
+    store = ws.store
 
     def read(rel: str) -> str:
         data = store.path_of(rel).read_bytes()
@@ -75,7 +74,7 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
     return Inputs(
         memories=memories,
         read=read,
-        config=mem.config,
+        config=ws.config,
         now=now,
         problems=problems,
         vectors=vectors,
@@ -83,12 +82,12 @@ def gather(mem: Memgit, now: datetime, *, anchors: bool = True) -> Inputs:
         root=repo.root if repo is not None and anchors else None,
         renames=gitrepo.renames(repo) if repo is not None and anchors else (),
         churn=gitrepo.churn(repo, _oldest(memories)) if repo is not None and anchors else (),
-        prefix=mem._path_prefix(),
+        prefix=ws.path_prefix(),
     )
 
 
 def reflect(
-    mem: Memgit,
+    ws: Workspace,
     *,
     only: Sequence[str] = (),
     exclude: Sequence[str] = (),
@@ -99,16 +98,16 @@ def reflect(
 ) -> Outcome:
     """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`."""
     now = now or usage_mod.utc_now()
-    excluded = _resolve(mem, exclude)
+    excluded = _resolve(ws, exclude)
     if not apply and branch is None:
-        return Outcome(propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded))
-    repo = mem.writer.repo()
+        return Outcome(propose(gather(ws, now, anchors=_wants_anchors(only)), only=only, exclude=excluded))
+    repo = ws.writer.repo()
     # Under the write lock, which first finishes a change a killed command left behind
     # (so its files do not count as uncommitted work).
-    with mem.writer.writing():
-        _refuse_dirty(mem, repo)
-        reflection = propose(gather(mem, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
-        commits = _commits(mem, reflection, split)
+    with ws.writer.writing():
+        _refuse_dirty(ws, repo)
+        reflection = propose(gather(ws, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
+        commits = _commits(reflection, split)
         if branch is not None:
             shas = (
                 branches.commit_on_branch(
@@ -118,7 +117,7 @@ def reflect(
                         (
                             message,
                             {
-                                _repo_path(mem, repo, rel): None if text is None else text.encode("utf-8")
+                                _repo_path(ws, repo, rel): None if text is None else text.encode("utf-8")
                                 for rel, text in files.items()
                             },
                         )
@@ -131,14 +130,14 @@ def reflect(
             return Outcome(reflection, tuple(shas), branch)
         shas = []
         for message, files in commits:
-            change = mem.writer.change(message)
+            change = ws.writer.change(message)
             for rel, text in files.items():
                 if text is None:
                     change.delete(rel)
                 else:
-                    lenient.parse(text, rel, mem.config.kinds)  # what memgit writes must read back
+                    lenient.parse(text, rel, ws.config.kinds)  # what memgit writes must read back
                     change.write(rel, text)
-            sha = mem.writer.land(change)
+            sha = ws.writer.land(change)
             if sha:
                 shas.append(sha)
     return Outcome(reflection, tuple(shas))
@@ -148,13 +147,13 @@ def _wants_anchors(only: Sequence[str]) -> bool:
     return not only or "stale" in only
 
 
-def _resolve(mem: Memgit, refs: Sequence[str]) -> list[str]:
+def _resolve(ws: Workspace, refs: Sequence[str]) -> list[str]:
     """Excluded memories by id or unique prefix (an unknown one is an error, not ignored)."""
-    return [mem.get(ref).id for ref in refs if ref.strip()]
+    return [lookup.get(ws, ref).id for ref in refs if ref.strip()]
 
 
-def _refuse_dirty(mem: Memgit, repo: gitrepo.Repo) -> None:
-    dirty = gitrepo.dirty(repo, mem.memory_dir)
+def _refuse_dirty(ws: Workspace, repo: gitrepo.Repo) -> None:
+    dirty = gitrepo.dirty(repo, ws.memory_dir)
     if dirty:
         shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
         raise MemgitError(
@@ -164,11 +163,11 @@ def _refuse_dirty(mem: Memgit, repo: gitrepo.Repo) -> None:
         )
 
 
-def _repo_path(mem: Memgit, repo: gitrepo.Repo, rel: str) -> str:
-    return Path(os.path.relpath(mem.memory_dir / rel, repo.root)).as_posix()
+def _repo_path(ws: Workspace, repo: gitrepo.Repo, rel: str) -> str:
+    return Path(os.path.relpath(ws.memory_dir / rel, repo.root)).as_posix()
 
 
-def _commits(mem: Memgit, reflection: Reflection, split: bool) -> list[tuple[str, dict[str, str | None]]]:
+def _commits(reflection: Reflection, split: bool) -> list[tuple[str, dict[str, str | None]]]:
     actionable = reflection.actionable
     if not actionable:
         return []
@@ -204,20 +203,20 @@ def _describe(proposals: Sequence[Proposal]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def feedback(mem: Memgit, ref: str, verdict: str, session: str | None = None) -> dict[str, Any]:
+def feedback(ws: Workspace, ref: str, verdict: str, session: str | None = None) -> dict[str, Any]:
     """Record that a memory was used, ignored or wrong (local, never committed)."""
-    memory = mem.get(ref)
-    repo = mem.repo
+    memory = lookup.get(ws, ref)
+    repo = ws.repo
     if repo is None:
         raise MemgitError("feedback is kept in the git dir; this memory folder is not in a git repository")
     return usage_mod.record_feedback(repo.git_dir / "memgit", memory.id, verdict, session=session)
 
 
-def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+def stats(ws: Workspace, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
     """Hit rate, freshness, repeat-explanation rate and counts (see docs/reflect.md)."""
     now = now or usage_mod.utc_now()
     start = usage_mod.parse_since(since, now)
-    inputs = gather(mem, now, anchors=False)
+    inputs = gather(ws, now, anchors=False)
 
     active = [m for m in inputs.memories if m.active]
     new_ids = [m.id for m in active if start is None or (usage_mod.parse_time(m.created) or now) >= start]

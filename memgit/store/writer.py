@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -32,11 +32,14 @@ Warn = Callable[[str], None]
 class Writer:
     """Writes for one memory folder in one repository (None: reads only)."""
 
-    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, store: Callable[[], Store], warn: Warn) -> None:
+    def __init__(self, memory_dir: Path, repo: gitrepo.Repo | None, store: Callable[[], Store], warn: Warn,
+                 *, lock_timeout: float | None = None) -> None:
         self.memory_dir = memory_dir
         self._repo = repo
         self._store = store
         self.warn = warn
+        #: How long to wait for another writer's lock (None: $MEMGIT_LOCK_TIMEOUT, else 60 s).
+        self.lock_timeout = lock_timeout
 
     @property
     def repository(self) -> gitrepo.Repo | None:
@@ -74,17 +77,15 @@ class Writer:
     def writing(self) -> Iterator[gitrepo.Repo]:
         """The write lock, once whatever an interrupted memgit write left behind is finished."""
         repo = self.repo()
-        with gitrepo.write_lock(repo):
+        with gitrepo.write_lock(repo, self.lock_timeout):
             self.recover(here_only=True)
             ensure(repo)  # a fresh clone names the merge driver in .gitattributes but lacks it
             refresh(repo)  # git hooks an older memgit wrote, which ran Python unisolated
             yield repo
 
     def journal(self) -> Path:
-        if self._repo is None:
-            self.repo()  # raises: no repository to write in
-        assert self._repo is not None
-        return self._repo.git_dir / "memgit" / changeset.JOURNAL_NAME
+        repo = self._repo if self._repo is not None else self.repo()  # raises: no repository to write in
+        return repo.git_dir / "memgit" / changeset.JOURNAL_NAME
 
     def interrupted(self) -> changeset.Pending | None:
         """The change set a killed command left unfinished, if any (read only)."""
@@ -148,7 +149,7 @@ class Writer:
     def finish(self) -> Settled | None:
         """Complete the unfinished change set now (`memgit finish`); None when there is none."""
         repo = self.repo()
-        with gitrepo.write_lock(repo):
+        with gitrepo.write_lock(repo, self.lock_timeout):
             return self.recover()
 
     def abandon(self) -> Settled | None:
@@ -157,7 +158,7 @@ class Writer:
         paths as they were; files changed by hand since are left alone. None when there is none
         (or when HEAD already holds it)."""
         repo = self.repo()
-        with gitrepo.write_lock(repo):
+        with gitrepo.write_lock(repo, self.lock_timeout):
             found = self._found()
             if found is None:
                 return None
@@ -228,6 +229,23 @@ class Writer:
                 self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
             change.branch = repostate.branch(root)
         return change.land(self.journal(), self.commit)
+
+    def add(self, memories: Sequence[Memory], message: str,
+            commit: bool = True) -> tuple[list[Memory], str | None]:
+        """Write new memories as one change and land it (call inside `writing()`): each
+        without a path gets a file name no other file takes. Returns them with their paths,
+        and the commit (None when only staged)."""
+        store = self._store()
+        taken: set[str] = set()
+        placed = []
+        for memory in memories:
+            rel = memory.path or store.new_path(memory, taken)
+            taken.add(rel)
+            placed.append(memory if memory.path == rel else replace(memory, path=rel))
+        change = self.change(message, commit)
+        for memory in placed:
+            change.write(memory.path, self.text_of(memory))
+        return placed, self.land(change)
 
     def text_of(self, memory: Memory) -> str:
         """The file text memgit writes for `memory`, checked to read back exactly."""

@@ -1,4 +1,6 @@
-"""What an open `Memgit` holds between calls: its configuration and its index.
+"""The workspace: one open memory folder — its repository, settings, store, writer, index
+and warning channel — what `Memgit` and every workflow under it (capture, checkpoints,
+briefings, reflect) work on.
 
 A CLI call opens a store, makes one call and exits; an MCP server or a hook runner keeps
 one `Memgit` open for hours and may call it from several threads. So:
@@ -10,6 +12,8 @@ one `Memgit` open for hours and may call it from several threads. So:
 - the index is opened on first use, once even when threads ask at the same time
   (operations on it are serialised by its `Database`: see `memgit.index.db`);
 - `close()` closes the index; the store stays usable and the next call opens it again.
+
+The writer is made on first use and kept (it holds the write lock's timeout).
 """
 
 from __future__ import annotations
@@ -17,18 +21,19 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from memgit import config as config_mod
 from memgit.config import MEMORY_DIR
+from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
+from memgit.git.repo import Repo
 from memgit.index.index import Index
-from memgit.store.folder import Store
-
-if TYPE_CHECKING:
-    from memgit.git.repo import Repo
-    from memgit.index.index import Index
+from memgit.memory.format import Memory
+from memgit.store.folder import Store, refuse_outside
+from memgit.store.writer import Writer
 
 Warn = Callable[[str], None]
 Stamp = tuple[tuple[int, int, int] | None, ...]
@@ -47,24 +52,27 @@ def index_path(memory_dir: Path, repo: Repo | None) -> Path:
     return base / f"index-{digest}.db"
 
 
-class Session:
-    """The configuration and index of one open memory folder; see the module docstring."""
+class Workspace:
+    """One open memory folder: see the module docstring."""
 
     def __init__(self, memory_dir: Path, repo: Repo | None, warn: Warn, *, warm: bool = False,
-                 store: Callable[[config_mod.Config], Store] | None = None) -> None:
+                 lock_timeout: float | None = None) -> None:
         self.memory_dir = memory_dir
-        # How the index reads the folder (git tells an original from a copy that repeats its id).
-        self.make_store = store or (lambda config: Store(memory_dir, config.kinds))
         self.repo = repo
         self.warn = warn
         self.warm = warm
+        self.lock_timeout = lock_timeout
         self._config: config_mod.Config | None = None
         self._stamp: Stamp | None = None
         self._index: Index | None = None
+        self._writer: Writer | None = None
         self._lock = threading.Lock()
+
+    # -- settings ------------------------------------------------------------------------
 
     @property
     def config(self) -> config_mod.Config:
+        """The settings, read again when one of their files changes."""
         stamp = self._sources_stamp()
         if self._config is None or stamp != self._stamp:
             repo = self.repo
@@ -88,20 +96,84 @@ class Session:
                 paths.append(self.repo.git_dir / common.read_text().strip() / "config")
         return tuple(_stamp(path) for path in paths)
 
+    # -- the folder of memory files -------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        return self._store_for(self.config)
+
+    def _store_for(self, config: config_mod.Config) -> Store:
+        repo = self.repo  # git tells an original from a copy that repeats its id
+        return Store(self.memory_dir, config.kinds, partial(gitrepo.first_added, repo) if repo else None,
+                     repo.root if repo else None)
+
+    def require_store(self) -> None:
+        """Raise, saying what to do, when there is no memory folder to work on."""
+        if not self.memory_dir.is_dir():
+            if self.repo is not None and self.memory_dir == self.repo.root / config_mod.MEMORY_DIR:
+                raise MemgitError(f"no {config_mod.MEMORY_DIR}/ in {self.repo.root}; run 'memgit init' first")
+            state = "is not a folder" if self.memory_dir.exists() else "does not exist"
+            raise MemgitError(f"memory folder {self.memory_dir} {state}")
+        refuse_outside(self.memory_dir, self.repo.root if self.repo is not None else None)
+
+    @property
+    def writer(self) -> Writer:
+        """Every write goes through it: lock, finish interrupted work, change set, commit."""
+        if self._writer is None:
+            self._writer = Writer(self.memory_dir, self.repo, lambda: self.store, self.warn,
+                                  lock_timeout=self.lock_timeout)
+        return self._writer
+
+    def load(self) -> list[Memory]:
+        """Every memory, parsed from the files; each file skipped is said once."""
+        loaded = self.store.load()
+        for problem in loaded.skipped if not self.opened else ():  # else the index said it
+            self.warn(f"skipping {problem} (see 'memgit lint')")
+        return loaded.memories
+
+    def rel_path(self, memory: Memory) -> str:
+        """A memory's path relative to the repository root (or to the memory folder)."""
+        base = self.repo.root if self.repo is not None else self.memory_dir
+        return Path(os.path.relpath(self.memory_dir / memory.path, base)).as_posix()
+
+    def path_prefix(self) -> str:
+        """The memory folder relative to the repository root, with a slash ("" for the root)."""
+        base = self.repo.root if self.repo is not None else self.memory_dir
+        prefix = Path(os.path.relpath(self.memory_dir, base)).as_posix()
+        return "" if prefix == "." else prefix + "/"
+
+    # -- the index ----------------------------------------------------------------------
+
+    def index_path(self) -> Path:
+        return index_path(self.memory_dir, self.repo)
+
+    @property
     def index(self) -> Index:
         """The index, opened (and migrated) on first use."""
+        self.require_store()
         config = self.config  # first: a changed config closes an index opened with the old one
         with self._lock:
             if self._index is None:
                 self._index = Index(
                     index_path(self.memory_dir, self.repo),
-                    self.make_store(config),
+                    self._store_for(config),
                     config.index_embedder,
                     warn=self.warn,
                     warm=self.warm and config.index_warm,
                     background=config.index_background,  # past the in-call limit: memgit.embedjob
                 )
             return self._index
+
+    def synced(self) -> Index | None:
+        """The index, in step with the files, or None when there is no file-backed one."""
+        try:
+            index = self.index
+            if index.in_memory:
+                return None  # it parsed every file already: asking the files costs no more
+            index.sync(embed="none")
+            return index
+        except MemgitError:
+            return None
 
     @property
     def opened(self) -> bool:

@@ -1,0 +1,67 @@
+"""Asking memory on someone's behalf: recall with what the session already holds left out and
+the recall logged, and the `[inject]` policy applied to it.
+
+The CLI, the agent hooks (`memgit.agents.briefing`) and the MCP server all recall through
+`recall` here; fitting hits into a token budget is `memgit.recall.inject.fit`'s alone.
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Sequence
+
+from memgit.errors import MemgitError
+from memgit.index.workspace import Workspace
+from memgit.recall import recall as recall_mod
+from memgit.recall.hit import Hit
+from memgit.recall.inject import HEADER, Injection, fit
+
+
+def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | None = None,
+           kinds: Sequence[str] | None = None, min_score: float | None = None,
+           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True) -> list[Hit]:
+    """The memories that best answer `query`, best first, leaving out the `known` ones (what
+    memgit already gave the session); with `record`, logged in `recalls.jsonl`."""
+    config = ws.config
+    k = config.recall_k if k is None else k
+    skip = set(known)
+    hits = recall_mod.recall(
+        ws.index,
+        query,
+        k=k + len(skip),
+        task_id=task_id,
+        kinds=kinds,
+        min_score=min_score,
+        budget_tokens=budget_tokens,
+        include_archived=include_archived,
+        config=config,
+        path_prefix=ws.path_prefix(),
+    )
+    hits = [h for h in hits if h.id not in skip][:k]
+    if record:
+        log(ws, query, hits)
+    return hits
+
+
+def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequence[str] | None = None,
+           k: int | None = None, budget: int | None = None, min_score: float | None = None,
+           known: Collection[str] = (), record: bool = True) -> Injection:
+    """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
+    memory, floor) applied to `recall`; see `Memgit.inject`."""
+    c = ws.config
+    k = c.inject_k if k is None else k
+    budget = c.inject_budget if budget is None else budget
+    if budget < 1 or k < 1:
+        raise MemgitError("the budget and k must be at least 1")
+    floor = c.inject_min_score if min_score is None else min_score
+    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False)
+    given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
+    if record:
+        log(ws, query, given.hits)
+    return given
+
+
+def log(ws: Workspace, query: str, hits: Sequence[Hit]) -> None:
+    """Note which memories a recall returned (local state in the git dir; none outside git)."""
+    if ws.repo is not None:
+        recall_mod.record_recall(ws.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits],
+                                 warn=ws.warn)
