@@ -65,7 +65,7 @@ def test_the_tail_of_a_long_transcript_starts_at_a_whole_line(tmp_path: Path) ->
 def test_a_codex_failure_stated_as_exit_code_colon_is_a_dead_end(mem, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     output = "Exit code: 1\nWall time: 0.4 seconds\nOutput:\nFAILED tests/test_a.py::test_x - assert 1 == 2\n"
     path = lines(tmp_path / "rollout.jsonl", *codex_run(output))
-    made = checkpoint.write(mem, task="T-1", transcript=str(path))
+    made = checkpoint.write(mem.workspace, task="T-1", transcript=str(path))
     dead_end = "- dead end: tried `pytest -q` — failed: FAILED tests/test_a.py::test_x - assert 1 == 2"
     assert dead_end in made.body
     assert "- ran:" not in made.body
