@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from memgit import config as config_mod
 from memgit.errors import MemgitError
+from memgit.git import localstate
 from memgit.git import repo as gitrepo
 from memgit.index.session import Session, index_path
 from memgit.memory import format as fmt
@@ -524,7 +525,7 @@ class Memgit:
         hits = [h for h in hits if h.id not in skip][:k]
         if record and self.repo is not None:
             recall_mod.record_recall(
-                self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits], warn=self.warn
+                localstate.recalls(self.repo.git_dir), query, [h.id for h in hits], warn=self.warn
             )
         return hits
 
@@ -556,7 +557,7 @@ class Memgit:
             # only this verb needs it: a cold recall stays light
             from memgit.recall.recall import record_recall
 
-            record_recall(self.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in given.hits],
+            record_recall(localstate.recalls(self.repo.git_dir), query, [h.id for h in given.hits],
                           warn=self.warn)
         return given
 

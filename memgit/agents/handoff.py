@@ -15,15 +15,13 @@ user's own config file names another, and `none` turns it off; a command in the 
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
-import time
 from typing import TYPE_CHECKING, Any
 
 from memgit import launch
-from memgit.git import repostate
+from memgit.git import localstate, repostate
 
 if TYPE_CHECKING:
     from memgit.agents.known import SessionState
@@ -44,7 +42,7 @@ def capture_command(mem: "Memgit") -> str:
 def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str) -> dict[str, Any]:
     assert mem.repo is not None
     record = {
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "ts": localstate.stamp(),
         "session_id": state.session_id,
         "agent": agent,
         "task": state.task,
@@ -53,13 +51,7 @@ def end_session(mem: "Memgit", state: "SessionState", *, agent: str, reason: str
         "end_commit": repostate.head(mem.repo.root),
         "reason": reason,
     }
-    path = mem.repo.git_dir / "memgit" / "sessions.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+    localstate.append_json(localstate.sessions_log(mem.repo.git_dir), record)
     command = capture_command(mem)
     if command and state.transcript:
         args = [

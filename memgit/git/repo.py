@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memgit.errors import MemgitError, NotCommitted, NotStaged
-from memgit.git import runner
+from memgit.git import localstate, runner
 
 #: Up to this many paths are given to git in argv; more go through a pathspec file on stdin.
 ARGV_PATHS = 100
@@ -102,10 +102,10 @@ def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
 
     if timeout is None:
         timeout = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT"))
-    lock_dir = repo.git_dir / "memgit"
+    lock_dir = localstate.folder(repo.git_dir)
     try:
         lock_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_dir / "write.lock", "a+")  # noqa: SIM115 - closed below
+        handle = open(localstate.write_lock(repo.git_dir), "a+")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise MemgitError(
             f"cannot take memgit's write lock in {lock_dir} ({exc.strerror or exc}); "
@@ -142,7 +142,7 @@ def writing_now(repo: Repo) -> bool:
     import fcntl  # POSIX only (flock)
 
     try:
-        handle = open(repo.git_dir / "memgit" / "write.lock", "rb")  # noqa: SIM115 - closed below
+        handle = open(localstate.write_lock(repo.git_dir), "rb")  # noqa: SIM115 - closed below
     except OSError:
         return False
     with handle:
@@ -247,7 +247,7 @@ STALE_MESSAGE_SECONDS = 3600.0
 @contextmanager
 def _message_file(repo: Repo, message: str) -> Iterator[Path]:
     """A commit message in a file of the git dir (local; removed once git has read it)."""
-    folder = repo.git_dir / "memgit"
+    folder = localstate.folder(repo.git_dir)
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("commit-message-*.txt"):  # left by a killed command: commits take turns
         with contextlib.suppress(OSError):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from memgit import config as config_mod
 from memgit.config import MEMORY_DIR
+from memgit.git import localstate
 from memgit.git import repo as gitrepo
 from memgit.index.index import Index
 from memgit.store.folder import Store
@@ -37,9 +38,9 @@ Stamp = tuple[tuple[int, int, int] | None, ...]
 def index_path(memory_dir: Path, repo: Repo | None) -> Path:
     """Where a memory folder's index lives: in the git dir, or the user's cache outside git."""
     if repo is not None:
-        base = repo.git_dir / "memgit"
+        base = localstate.folder(repo.git_dir)
         if memory_dir == repo.root / MEMORY_DIR:
-            return base / "index.db"
+            return localstate.index_db(repo.git_dir)
     else:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         base = cache / "memgit"
