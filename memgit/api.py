@@ -524,9 +524,8 @@ class Memgit:
         )
         hits = [h for h in hits if h.id not in skip][:k]
         if record and self.repo is not None:
-            recall_mod.record_recall(
-                localstate.recalls(self.repo.git_dir), query, [h.id for h in hits], warn=self.warn
-            )
+            recall_mod.record_recall(localstate.recalls(self.repo.git_dir), query, [h.id for h in hits],
+                                     warn=self.warn)
         return hits
 
     def inject(
