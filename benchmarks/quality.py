@@ -7,7 +7,7 @@
 
 SET is a folder of the development sets directory, passed with --data (default:
 $MEMGIT_EVAL_DIR, else shared/eval in the folder that holds the checkout): codemem-pytest,
-devmembench, devmembench/round-unit, cosqa (default: all four, cosqa last). The README
+devmembench, devmembench/round-unit, cosqa (default: all four, cosqa last). docs/benchmarks.md
 says what each set is, where it comes from and how to rebuild it.
 
 Each set is measured in two states (--after, default both):

@@ -1,4 +1,5 @@
-"""The README documents every command, and every command documents itself."""
+"""The README is a front page that links to every page of docs/; together they document every
+command, every command documents itself, and no link among them leads nowhere."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from memgit.cli import cli
 from .conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+#: The README and every page of docs/, by path relative to the repository.
+PAGES = {"README.md": README} | {f"docs/{p.name}": p.read_text(encoding="utf-8") for p in DOCS}
 COMMANDS = sorted(cli.commands)
+#: Users read the first screen or two: the rest belongs in docs/.
+README_MAX_LINES = 200
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -24,8 +30,80 @@ def test_command_has_help(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", COMMANDS)
-def test_command_appears_in_readme(name: str) -> None:
-    assert re.search(rf"memgit (\S+ )*{name}\b", README), f"README does not show 'memgit {name}'"
+def test_command_appears_in_the_documentation(name: str) -> None:
+    shown = [page for page, text in PAGES.items() if re.search(rf"memgit (\S+ )*{name}\b", text)]
+    assert shown, f"neither README.md nor a page of docs/ shows 'memgit {name}'"
+
+
+def test_readme_fits_on_a_screen_or_two() -> None:
+    lines = len(README.splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines: move detail to a page of docs/"
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    linked = {_resolve("README.md", target)[0] for target in _links(README)}
+    assert DOCS and [f"docs/{p.name}" for p in DOCS if f"docs/{p.name}" not in linked] == []
+
+
+def _without_code(text: str) -> str:
+    """`text` with its fenced code blocks and inline code removed: a `#` or `[x](y)` there is
+    output or an example, not a heading or a link."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _links(text: str) -> list[str]:
+    """The targets of the Markdown links in `text` that stay inside the repository."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", _without_code(text))
+    return [t for t in targets if not re.match(r"[a-z][a-z+.-]*:", t)]
+
+
+def _resolve(page: str, target: str) -> tuple[str, str]:
+    """(file relative to the repository, anchor) that a link on `page` points to."""
+    path, _, anchor = target.partition("#")
+    if not path:
+        return page, anchor
+    parts: list[str] = page.split("/")[:-1]
+    for part in path.split("/"):
+        if part == "..":
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts), anchor
+
+
+def _anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces to
+    hyphens, a repeated one numbered."""
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL),
+                              flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        number = 0
+        while (candidate := slug if number == 0 else f"{slug}-{number}") in found:
+            number += 1
+        found.add(candidate)
+    return found
+
+
+def test_every_link_leads_somewhere() -> None:
+    broken = []
+    for page, text in PAGES.items():
+        for target in _links(text):
+            path, anchor = _resolve(page, target)
+            if not (ROOT / path).exists():
+                broken.append(f"{page}: {target} (no file {path})")
+            elif anchor and path.endswith(".md") and anchor not in _anchors((ROOT / path).read_text(encoding="utf-8")):
+                broken.append(f"{page}: {target} (no heading #{anchor} in {path})")
+    assert broken == []
+
+
+def test_the_link_checker_sees_a_broken_link() -> None:
+    assert _anchors("# Keeping memory healthy: memgit reflect\n## A\n## A\n```\n# not a heading\n```\n") == {
+        "keeping-memory-healthy-memgit-reflect", "a", "a-1"}
+    assert _links("see [x](git.md#merges), `[y](nowhere.md)`, [z](https://example.com)") == ["git.md#merges"]
+    assert _resolve("docs/git.md", "../README.md#a-tour") == ("README.md", "a-tour")
+    assert _resolve("docs/git.md", "#merges") == ("docs/git.md", "merges")
 
 
 def test_readme_test_command_is_what_ci_runs() -> None:

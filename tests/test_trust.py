@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from click.testing import CliRunner
 
@@ -16,23 +13,12 @@ from memgit.cli import cli
 from memgit.errors import MemgitError
 
 from .conftest import git
+from .test_mcpserver import session as mcp_session
 
 pytest.importorskip("mcp")
 
-from mcp import Client, StdioServerParameters  # noqa: E402
 
 TITLES = ("Deploys go through the staging cluster first", "Release notes are written by the on-call engineer")
-
-
-def mcp_session(repo: Path, steps: Any) -> Any:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(repo),
-                                   env=dict(os.environ))
-
-    async def main() -> Any:
-        async with Client(params) as client:
-            return await steps(client)
-
-    return anyio.run(main)
 
 
 def recalled(repo: Path, query: str) -> list[str]:

@@ -43,7 +43,7 @@ class Weights:
     """How much each channel counts, and how their orders are fused (from the config).
 
     Vector 0.6 and anchor 0.4 are the starting design (semantic 0.6, hard information 0.4); keyword
-    0.5 and "minmax" were chosen on a coarse grid over the development sets (README).
+    0.5 and "minmax" were chosen on a coarse grid over the development sets (docs/benchmarks.md).
     """
 
     keyword: float = 0.5

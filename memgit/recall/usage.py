@@ -143,7 +143,7 @@ def stats(
     now: datetime,
     repeats: Iterable[tuple[str, str]] = (),
 ) -> dict[str, object]:
-    """Health figures for `memgit stats` (see the README for what each means)."""
+    """Health figures for `memgit stats` (docs/reflect.md says what each means)."""
     recalled: set[str] = set()
     for when, ids in usage.recall_events:
         if since is None or when >= since:

@@ -18,7 +18,7 @@ anchor are added; only those pairs are scored. Ids and creation times are not us
 
 Measured on a labelled set of 923 real memories (pytest commit messages and the
 changelog fragments of the same changes, with hard negatives about the same files):
-see `benchmarks/reflect.py` and the README for the figures and how the few thresholds
+see `benchmarks/reflect.py` and docs/benchmarks.md for the figures and how the few thresholds
 below were chosen.
 """
 

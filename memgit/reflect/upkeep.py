@@ -214,7 +214,7 @@ def feedback(mem: Memgit, ref: str, verdict: str, session: str | None = None) ->
 
 
 def stats(mem: Memgit, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
-    """Hit rate, freshness, repeat-explanation rate and counts (see the README)."""
+    """Hit rate, freshness, repeat-explanation rate and counts (see docs/reflect.md)."""
     now = now or usage_mod.utc_now()
     start = usage_mod.parse_since(since, now)
     inputs = gather(mem, now, anchors=False)
