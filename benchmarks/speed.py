@@ -514,7 +514,7 @@ def measure_remember(repo: Path, runs: int) -> dict:
     The baseline is what any tool committing one new file pays: `git add` + `git commit
     --only` of one file, run the way memgit runs them. memgit's own share is the difference.
     """
-    from memgit.git import repo as gitrepo
+    from memgit.git import runner as gitrunner
 
     in_git = [0.0]
 
@@ -527,8 +527,8 @@ def measure_remember(repo: Path, runs: int) -> dict:
                 in_git[0] += time.perf_counter() - t
         return wrapper
 
-    originals = gitrepo._execute, gitrepo._run
-    gitrepo._execute, gitrepo._run = timed(gitrepo._execute), timed(gitrepo._run)
+    original = gitrunner.run
+    gitrunner.run = timed(gitrunner.run)
     mem = open_store(repo, "none")
     mem.index.sync(embed="none")
     mine, plain, gits = [], [], []
@@ -547,7 +547,7 @@ def measure_remember(repo: Path, runs: int) -> dict:
         git(repo, "commit", "-q", "--only", "-m", "baseline", "--", str(path))
         plain.append(ms(time.perf_counter() - t))
     mem.index.close()
-    gitrepo._execute, gitrepo._run = originals
+    gitrunner.run = original
     own = [total - g for total, g in zip(mine, gits)]
     return {"remember_ms": statistics.median(mine), "git_commit_ms": statistics.median(plain),
             "remember_in_git_ms": statistics.median(gits), "remember_own_ms": statistics.median(own),

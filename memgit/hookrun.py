@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from memgit.git import localstate
 
 MAX_STDIN = 2_000_000
 #: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
@@ -51,15 +52,9 @@ def log(cwd: Path, agent: str, event: str, message: str) -> None:
     git_dir = _git_dir(cwd)
     if git_dir is None:
         return
-    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    line = f"{when} {agent} {event}: {' '.join(message.split())[:500]}\n"
+    line = f"{localstate.stamp()} {agent} {event}: {' '.join(message.split())[:500]}"
     try:
-        path = git_dir / "memgit" / "hooks.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > 1_000_000:
-            os.replace(path, path.with_suffix(".log.1"))
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+        localstate.append(localstate.hooks_log(git_dir), line)
     except OSError:
         pass
 

@@ -39,7 +39,7 @@ RANK = {unit: number for number, layer in enumerate(LAYERS) for unit in layer}
 #: Which module may import each third-party package.
 OWNERS = {
     "click": "memgit.cli",  # the package: every command module
-    "git": "memgit.git.repo",
+    "git": "",  # gitpython: memgit runs git itself (memgit.git.runner)
     "frontmatter": "memgit.memory.format",
     "yaml": "memgit.memory.format",
     "sqlite_utils": "memgit.index.sqlite",

@@ -14,7 +14,7 @@ import pytest
 
 import memgit
 from memgit.errors import MemgitError
-from memgit.git import repo as gitrepo
+from memgit.git import runner as gitrunner
 
 from .conftest import git
 
@@ -62,7 +62,7 @@ def test_a_kill_inside_the_commit_hook_is_reported_by_lint(repo: Path, tmp_path:
 def test_a_stale_index_lock_does_not_lose_the_change(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`git add` fails (a killed git left index.lock): the files are written but git holds
     nothing; the journal must stay so that the next write, once the lock is gone, commits them."""
-    monkeypatch.setattr(gitrepo, "LOCK_RETRY_SECONDS", 0.0)
+    monkeypatch.setattr(gitrunner, "LOCK_RETRY_SECONDS", 0.0)
     mem = memgit.open(repo, warn=lambda m: None)
     mem.init()
     lock = repo / ".git" / "index.lock"

@@ -156,7 +156,7 @@ def test_a_failure_before_staging_keeps_the_journal(repo: Path) -> None:
     stale_store(repo, 5)
     lock = repo / ".git" / "index.lock"
     lock.write_text("")
-    done = subprocess.run([sys.executable, "-c", "import memgit.git.repo as g; g.LOCK_RETRY_SECONDS = 0; "
+    done = subprocess.run([sys.executable, "-c", "import memgit.git.runner as g; g.LOCK_RETRY_SECONDS = 0; "
                            "from memgit.cli import main; main()", "-C", str(repo), "reflect", "--apply"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1 and "index.lock" in done.stderr and "memgit finish" in done.stderr

@@ -36,6 +36,7 @@ from typing import Any, Callable, Protocol
 from memgit import launch
 from memgit.agents.sessionfiles import claude_home, codex_home
 from memgit.errors import MemgitError
+from memgit.git import localstate
 
 MARKER = "-m memgit.hookrun"
 #: A handler an older memgit wrote: `python -m memgit.hookrun`, without `-I` (or `-E -P`).
@@ -272,10 +273,7 @@ def apply(plan: Plan) -> None:
     if plan.after is None:
         plan.path.unlink(missing_ok=True)
         return
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = plan.path.with_name(f".{plan.path.name}.{os.getpid()}.tmp")
-    tmp.write_text(plan.after, encoding="utf-8")
-    os.replace(tmp, plan.path)
+    localstate.replace(plan.path, plan.after)
 
 
 TARGETS: dict[str, Target] = {

@@ -15,16 +15,14 @@ user's own config file names another, and `none` turns it off; a command in the 
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
-import time
 from typing import TYPE_CHECKING, Any
 
 from memgit import launch
 from memgit.errors import MemgitError
-from memgit.git import repostate
+from memgit.git import localstate, repostate
 from memgit.index.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -45,7 +43,7 @@ def end_session(ws: Workspace, state: "SessionState", *, agent: str, reason: str
     if repo is None:
         raise MemgitError(f"{ws.memory_dir} is not in a git repository: sessions are recorded in its git dir")
     record = {
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "ts": localstate.stamp(),
         "session_id": state.session_id,
         "agent": agent,
         "task": state.task,
@@ -54,13 +52,7 @@ def end_session(ws: Workspace, state: "SessionState", *, agent: str, reason: str
         "end_commit": repostate.head(repo.root),
         "reason": reason,
     }
-    path = repo.git_dir / "memgit" / "sessions.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+    localstate.append_json(localstate.sessions_log(repo.git_dir), record)
     command = capture_command(ws)
     if command and state.transcript:
         args = [

@@ -14,12 +14,11 @@ The session's state (`memgit.agents.known`) is loaded first and saved last.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from memgit.agents import briefing, checkpoint, handoff, known, taskid
 from memgit.errors import MemgitError
-from memgit.git import repostate
+from memgit.git import localstate, repostate
 from memgit.index.workspace import Workspace
 
 EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
@@ -43,7 +42,7 @@ def handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict
             taskid.task_for(root, session_id=session_id),
             repostate.head(root),
             transcript,
-            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            localstate.stamp(),
         )
         known.prune(git_dir)
     state.transcript = transcript or state.transcript

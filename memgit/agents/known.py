@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from memgit.git import localstate
 
 MAX_KNOWN = 2000
 STALE_SECONDS = 30 * 86400
@@ -38,7 +39,7 @@ class SessionState:
 
 
 def folder(git_dir: Path) -> Path:
-    return git_dir / "memgit" / "sessions"
+    return localstate.sessions(git_dir)
 
 
 def path_of(git_dir: Path, session_id: str) -> Path:
@@ -61,11 +62,7 @@ def load(git_dir: Path, session_id: str) -> SessionState | None:
 
 
 def save(git_dir: Path, state: SessionState) -> None:
-    path = path_of(git_dir, state.session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(state), ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    localstate.replace(path_of(git_dir, state.session_id), json.dumps(asdict(state), ensure_ascii=False))
 
 
 def prune(git_dir: Path, now: float | None = None) -> None:

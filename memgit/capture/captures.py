@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import time
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
 from memgit.capture.capture import CaptureProposal, plan, planned_against, propose
 from memgit.capture.extract import Candidate
 from memgit.errors import MemgitError
-from memgit.git import branches
+from memgit.git import branches, localstate
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
 
@@ -83,30 +81,23 @@ def apply(ws: Workspace, proposal: CaptureProposal, *, branch: str | None = None
 def _log_restated(ws: Workspace, proposal: CaptureProposal) -> None:
     if not proposal.known or ws.repo is None:
         return
-    log = ws.repo.git_dir / "memgit" / "restated.jsonl"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).replace(microsecond=0).isoformat()
-    with open(log, "a", encoding="utf-8") as handle:
-        handle.writelines(json.dumps({"time": stamp, "memory": mid, "transcript": proposal.transcript,
-                                     "line": candidate.evidence[0]}) + "\n" for candidate, mid in proposal.known)
+    log, stamp = localstate.restated(ws.repo.git_dir), localstate.stamp()
+    for candidate, mid in proposal.known:
+        localstate.append_json(log, {"time": stamp, "memory": mid, "transcript": proposal.transcript,
+                                     "line": candidate.evidence[0]})
 
 
 # -- pending proposals -------------------------------------------------------------------------
 
 def _folder(ws: Workspace) -> Path:
-    repo = ws.writer.repo()
-    return repo.git_dir / "memgit" / "capture"
+    return localstate.captures(ws.writer.repo().git_dir)
 
 
 def save_pending(ws: Workspace, proposal: CaptureProposal) -> Path:
-    folder = _folder(ws)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{proposal.id}.json"
+    path = _folder(ws) / f"{proposal.id}.json"
     data = proposal.to_dict(ws.rel_path)
-    data["created"] = datetime.now(UTC).replace(microsecond=0).isoformat()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    data["created"] = localstate.stamp()
+    localstate.replace(path, json.dumps(data, ensure_ascii=False, indent=1))
     return path
 
 
@@ -151,33 +142,30 @@ def from_hook(open_workspace: Callable[[], Workspace], transcript: str, start: s
     """The session-end hand-off: propose, keep the proposal as pending, log one line. Never
     raises; returns the number of memories proposed (-1 on failure)."""
     started = time.monotonic()
-    log_dir: Path | None = None
+    git_dir: Path | None = None
     try:
         found = gitrepo.find(Path(start).resolve())
-        log_dir = found.git_dir / "memgit" if found is not None else None
+        git_dir = found.git_dir if found is not None else None
     except Exception:  # noqa: BLE001 - not even a repository: nowhere to log
         pass
     try:
         ws = open_workspace()
-        log_dir = ws.writer.repo().git_dir / "memgit"
+        git_dir = ws.writer.repo().git_dir
         proposal = propose(ws, transcript)
         if proposal.memories:
             save_pending(ws, replace(proposal))
-        _log(log_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
+        _log(git_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
                       f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
                       + (f"; see 'memgit capture --pending {proposal.id}'" if proposal.memories else ""))
         return len(proposal.memories)
     except BaseException as exc:  # noqa: BLE001 - a hook fails open, whatever happened
-        if log_dir is not None:
-            _log(log_dir, f"{transcript}: capture failed: {exc}")
+        if git_dir is not None:
+            _log(git_dir, f"{transcript}: capture failed: {exc}")
         return -1
 
 
-def _log(folder: Path, line: str) -> None:
+def _log(git_dir: Path, line: str) -> None:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(UTC).replace(microsecond=0).isoformat()
-        with open(folder / "capture.log", "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} {' '.join(line.split())}\n")
+        localstate.append(localstate.capture_log(git_dir), f"{localstate.stamp()} {' '.join(line.split())}")
     except OSError:
         pass

@@ -115,9 +115,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
         if again and not row["problem"]:
             row["problem"] = ("its MCP server is registered as an older memgit wrote it (python -m memgit "
                               f"without -I, which runs a memgit/ folder of the project): run '{again}' again")
+    from memgit.git import localstate  # when the command runs: `memgit --help` stays light
     from memgit.git.repo import require  # when the command runs: `memgit --help` stays light
 
-    log = require(root).git_dir / "memgit" / "hooks.log"
+    log = localstate.hooks_log(require(root).git_dir)
     last = log.read_text(encoding="utf-8", errors="replace").splitlines()[-1:] if log.exists() else []
     if as_json:
         from memgit.git import hooks as githooks  # when the command runs: `memgit --help` stays light

@@ -5,11 +5,11 @@ are never touched (`reflect --branch`, `capture --branch`)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from collections.abc import Sequence
 
 from memgit.errors import MemgitError
+from memgit.git import runner
 from memgit.git.repo import Repo, _run
 
 
@@ -30,14 +30,13 @@ def commit_on_branch(repo: Repo, branch: str, commits: Sequence[tuple[str, dict[
     if not head:
         raise MemgitError("the repository has no commits yet; commit something first")
     with tempfile.TemporaryDirectory(prefix="memgit-branch-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
 
         def git(*args: str, data: bytes | None = None) -> str:
-            done = subprocess.run(["git", "--literal-pathspecs", *args], cwd=repo.root, env=env,
-                                  input=data, capture_output=True, check=False)
+            done = runner.run(args, repo.root, stdin=data, env=env)
             if done.returncode != 0:
-                raise MemgitError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
-            return done.stdout.decode().strip()
+                raise MemgitError(f"git {args[0]} failed: {done.stderr.strip()}")
+            return done.stdout.strip()
 
         git("read-tree", head)
         parent = head

@@ -1,7 +1,7 @@
 """git: finding the repository, committing only memory paths, reading history.
 
-Locating the repository is on every call's path, so it is one `git rev-parse` and no
-gitpython import. Writes and history go through gitpython's command wrapper, imported lazily.
+Every command goes through `memgit.git.runner` (one `git` process each, no gitpython):
+locating the repository is on every call's path, and is one `git rev-parse`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import contextlib
 import math
 import os
 import posixpath
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memgit.errors import MemgitError, NotCommitted, NotStaged
+from memgit.git import localstate, runner
 
-LOCK_RETRY_SECONDS = 15.0
 #: Up to this many paths are given to git in argv; more go through a pathspec file on stdin.
 ARGV_PATHS = 100
 
@@ -44,14 +43,8 @@ class Revision:
     path: str
 
 
-def _run(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", "--literal-pathspecs", *args], cwd=cwd, capture_output=True, text=True, check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except FileNotFoundError:
-        raise MemgitError("git is not installed or not on PATH; install git first") from None
+def _run(args: Sequence[str], cwd: Path, stdin: bytes | None = None) -> runner.Output:
+    return runner.run(args, cwd, stdin=stdin)
 
 
 def find(start: Path) -> Repo | None:
@@ -85,12 +78,6 @@ def require(start: Path) -> Repo:
     return repo
 
 
-def _git(repo: Repo):  # type: ignore[no-untyped-def]
-    import git  # gitpython: only writes and history pay for its import
-
-    return git.Git(str(repo.root))
-
-
 LOCK_TIMEOUT_SECONDS = 60.0
 
 
@@ -115,10 +102,10 @@ def write_lock(repo: Repo, timeout: float | None = None) -> Iterator[None]:
 
     if timeout is None:
         timeout = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT"))
-    lock_dir = repo.git_dir / "memgit"
+    lock_dir = localstate.folder(repo.git_dir)
     try:
         lock_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_dir / "write.lock", "a+")  # noqa: SIM115 - closed below
+        handle = open(localstate.write_lock(repo.git_dir), "a+")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise MemgitError(
             f"cannot take memgit's write lock in {lock_dir} ({exc.strerror or exc}); "
@@ -155,7 +142,7 @@ def writing_now(repo: Repo) -> bool:
     import fcntl  # POSIX only (flock)
 
     try:
-        handle = open(repo.git_dir / "memgit" / "write.lock", "rb")  # noqa: SIM115 - closed below
+        handle = open(localstate.write_lock(repo.git_dir), "rb")  # noqa: SIM115 - closed below
     except OSError:
         return False
     with handle:
@@ -187,32 +174,6 @@ def detached(repo: Repo) -> bool:
     return _run(["symbolic-ref", "-q", "HEAD"], repo.root).returncode != 0
 
 
-def _execute(repo: Repo, args: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
-    """Run git, retrying while another process holds `index.lock`."""
-    import git  # gitpython is slow to import: only for history
-
-    deadline = time.monotonic() + LOCK_RETRY_SECONDS
-    delay = 0.05
-    while True:
-        with tempfile.TemporaryFile() as istream:
-            if stdin is not None:
-                istream.write(stdin)
-                istream.seek(0)
-            try:
-                status, out, err = _git(repo).execute(
-                    # Memory paths are file names, never globs: `notes[1].md` must not match `notes1.md`.
-                    ["git", "--literal-pathspecs", *args], with_extended_output=True, with_exceptions=False,
-                    istream=istream if stdin is not None else None,
-                )
-            except git.GitCommandNotFound:
-                raise MemgitError("git is not installed or not on PATH; install git first") from None
-        if status != 0 and "index.lock" in err and time.monotonic() < deadline:
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
-            continue
-        return status, out, err
-
-
 def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool = False,
            index_before: dict[str, str | None] | None = None) -> str | None:
     """Commit exactly `paths` (added, changed or deleted), whatever else is staged.
@@ -234,9 +195,9 @@ def commit(repo: Repo, paths: Sequence[Path], message: str, *, stage_only: bool 
         pathspec = b"\0".join(os.fsencode(r) for r in rel)
         spec = ["--pathspec-from-file=-", "--pathspec-file-nul"]
     before = index_before if index_before is not None else index_entries(repo, rel)
-    status, _, err = _execute(repo, ["add", "--all", *spec], stdin=pathspec)
-    if status != 0:  # git add changes the index all at once or not at all
-        raise NotStaged(f"git add failed: {err.strip()}")
+    added = _run(["add", "--all", *spec], repo.root, stdin=pathspec)
+    if added.returncode != 0:  # git add changes the index all at once or not at all
+        raise NotStaged(f"git add failed: {added.stderr.strip()}")
     if stage_only:
         return None
     try:
@@ -251,8 +212,8 @@ def _commit_staged(repo: Repo, rel: list[str], spec: list[str], pathspec: bytes 
     # work staged and uncommitted. The message goes in a file: a reflect of hundreds of
     # proposals does not fit in one argument (E2BIG), and stdin may carry the paths.
     with _message_file(repo, message) as message_path:
-        status, out, err = _execute(repo, ["commit", "--only", "--quiet", "-F", str(message_path),
-                                           *spec], stdin=pathspec)
+        done = _run(["commit", "--only", "--quiet", "-F", str(message_path), *spec], repo.root, stdin=pathspec)
+    status, out, err = done.returncode, done.stdout, done.stderr
     if status != 0 and ("nothing to commit" in out + err or "nothing added to commit" in out + err):
         return None  # the files already say this
     if status != 0:
@@ -265,13 +226,13 @@ def _commit_staged(repo: Repo, rel: list[str], spec: list[str], pathspec: bytes 
             f"the commit was not made ({reason}); the change is written in the working tree ({shown}) "
             "but not staged"
         )
-    _, sha, _ = _execute(repo, ["rev-parse", "HEAD"])
-    _, changed, _ = _execute(repo, ["diff-tree", "--root", "--no-commit-id", "--name-only", "-r", "-z", "HEAD"])
+    sha = _run(["rev-parse", "HEAD"], repo.root).stdout
+    changed = _run(["diff-tree", "--root", "--no-commit-id", "--name-only", "-r", "-z", "HEAD"], repo.root).stdout
     extra = sorted(set(filter(None, changed.split("\0"))) - set(r.replace(os.sep, "/") for r in rel))
     if extra:
         # A hook staged other files (lint-staged style) into memgit's commit: undo the commit,
         # keep everything in the working tree, and say so (the caller unstages memgit's files).
-        _execute(repo, ["reset", "--soft", "HEAD~1"] if _has_parent(repo) else ["update-ref", "-d", "HEAD"])
+        _run(["reset", "--soft", "HEAD~1"] if _has_parent(repo) else ["update-ref", "-d", "HEAD"], repo.root)
         raise NotCommitted(
             f"a commit hook added files memgit did not change ({', '.join(extra[:5])}) to the memory "
             "commit, so memgit undid that commit; what the hook staged is still staged"
@@ -286,7 +247,7 @@ STALE_MESSAGE_SECONDS = 3600.0
 @contextmanager
 def _message_file(repo: Repo, message: str) -> Iterator[Path]:
     """A commit message in a file of the git dir (local; removed once git has read it)."""
-    folder = repo.git_dir / "memgit"
+    folder = localstate.folder(repo.git_dir)
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("commit-message-*.txt"):  # left by a killed command: commits take turns
         with contextlib.suppress(OSError):
@@ -308,10 +269,10 @@ def index_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
     if not entries:
         return entries
     # ls-files takes no pathspec file: ask for the few folders that hold the paths.
-    status, out, err = _execute(repo, ["ls-files", "--stage", "-z", "--", *_folders(entries)])
-    if status != 0:
-        raise MemgitError(f"git ls-files failed: {err.strip()}")
-    for line in out.split("\0"):
+    listed = _run(["ls-files", "--stage", "-z", "--", *_folders(entries)], repo.root)
+    if listed.returncode != 0:
+        raise MemgitError(f"git ls-files failed: {listed.stderr.strip()}")
+    for line in listed.stdout.split("\0"):
         info, _, path = line.partition("\t")
         if path in entries:
             entries[path] = info
@@ -328,15 +289,15 @@ def restore_index(repo: Repo, entries: dict[str, str | None]) -> None:
     zero = "0" * 40
     lines = [f"0 {zero}\t{path}" for path in entries]  # drop whatever is there now…
     lines += [f"{info}\t{path}" for path, info in entries.items() if info]  # …then put back what was
-    _execute(repo, ["update-index", "-z", "--index-info"], stdin="\0".join(lines).encode("utf-8") + b"\0")
+    _run(["update-index", "-z", "--index-info"], repo.root, stdin="\0".join(lines).encode("utf-8") + b"\0")
 
 
 def head_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
     """HEAD's entries (`mode sha 0`) of these paths (from the root), None where HEAD has none:
     the index of a clean work tree, for `restore_index`."""
     entries: dict[str, str | None] = {r.replace(os.sep, "/"): None for r in rel}
-    status, out, _ = _execute(repo, ["ls-tree", "-r", "-z", "HEAD", "--", *entries] if entries else ["version"])
-    for line in out.split("\0") if status == 0 and entries else ():
+    listed = _run(["ls-tree", "-r", "-z", "HEAD", "--", *entries] if entries else ["version"], repo.root)
+    for line in listed.stdout.split("\0") if listed.returncode == 0 and entries else ():
         info, _, path = line.partition("\t")
         mode, _, rest = info.partition(" ")
         sha = rest.partition(" ")[2]
@@ -367,16 +328,13 @@ def _has_parent(repo: Repo) -> bool:
 def history(repo: Repo, path: Path) -> list[Revision]:
     """Commits that touched `path`, newest first, following renames."""
     rel = os.path.relpath(path, repo.root)
-    status, out, err = _execute(
-        repo,
-        ["log", "--follow", "--name-only", "--format=%x1e%H%x1f%an%x1f%aI%x1f%s", "--", rel],
-    )
-    if status != 0:
-        if "does not have any commits" in err:
+    result = _run(["log", "--follow", "--name-only", "--format=%x1e%H%x1f%an%x1f%aI%x1f%s", "--", rel], repo.root)
+    if result.returncode != 0:
+        if "does not have any commits" in result.stderr:
             return []
-        raise MemgitError(f"git log failed: {err.strip()}")
+        raise MemgitError(f"git log failed: {result.stderr.strip()}")
     revisions = []
-    for record in out.split("\x1e")[1:]:
+    for record in result.stdout.split("\x1e")[1:]:
         head, _, names = record.partition("\n")
         sha, author, date, subject = head.split("\x1f", 3)
         name = next((n for n in names.splitlines() if n.strip()), rel)
@@ -386,14 +344,8 @@ def history(repo: Repo, path: Path) -> list[Revision]:
 
 def show(repo: Repo, rev: str, rel_path: str) -> bytes | None:
     """A file's content at a revision, or None when it did not exist there."""
-    try:
-        result = subprocess.run(
-            ["git", "show", f"{rev}:{rel_path}"], cwd=repo.root, capture_output=True, check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except FileNotFoundError:
-        raise MemgitError("git is not installed or not on PATH; install git first") from None
-    return result.stdout if result.returncode == 0 else None
+    result = _run(["show", f"{rev}:{rel_path}"], repo.root)
+    return result.data if result.returncode == 0 else None
 
 
 def resolve(repo: Repo, rev: str) -> str:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from memgit.config import MEMORY_DIR
+from memgit.errors import MemgitError
+from memgit.git import runner
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 
@@ -24,16 +25,8 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 def git(root: Path, *args: str) -> str:
     """stdout of a git command, "" when it fails (the state is best effort)."""
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = runner.run(args, root, timeout=10)
+    except MemgitError:  # no git, or a git that hangs: no state rather than no session
         return ""
     return done.stdout if done.returncode == 0 else ""
 

@@ -4,11 +4,10 @@ The pre-commit secret gate reads these, never the work tree."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memgit.errors import MemgitError
+from memgit.git import runner
 from memgit.git.repo import Repo
 
 
@@ -30,7 +29,7 @@ def staged(repo: Repo, under: str) -> list[Staged]:
     """Files under `under` that the next commit adds or changes, read from git's index (what
     will be committed, whatever the work tree holds). Submodules are not files: left out."""
     # Bytes, not text: a file name that is not UTF-8 must not make the check fail (and pass).
-    raw = _run(["--literal-pathspecs", "diff", "--cached", "--raw", "-z", "--no-abbrev", "-M",
+    raw = _run(["diff", "--cached", "--raw", "-z", "--no-abbrev", "-M",
                       "--diff-filter=ACMRT", "--", under], repo, b"")
     fields = raw.decode("utf-8", "surrogateescape").split("\0")
     out: list[Staged] = []
@@ -75,8 +74,4 @@ def read_blobs(repo: Repo, blobs: Sequence[str]) -> dict[str, bytes]:
 
 
 def _run(args: list[str], repo: Repo, stdin: bytes) -> bytes:
-    try:
-        result = subprocess.run(["git", *args], cwd=repo.root, input=stdin, capture_output=True, check=False)
-    except FileNotFoundError:
-        raise MemgitError("git is not installed or not on PATH; install git first") from None
-    return result.stdout
+    return runner.run(args, repo.root, stdin=stdin).data

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memgit import launch
+from memgit.git import localstate
 
 #: After a failed job, recalls start no new one for this long (a broken embedder would
 #: otherwise fail again on every call).
@@ -140,9 +141,7 @@ def hold(db_path: Path) -> Iterator[bool]:
 
 
 def log(db_path: Path, message: str) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:
-        with open(log_path(db_path), "a", encoding="utf-8") as log:
-            log.write(f"{stamp} {message}\n")
+        localstate.append(log_path(db_path), f"{localstate.stamp()} {message}")
     except OSError:
         pass  # nowhere to say it: failing open means saying nothing

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from memgit import launch
+from memgit.git import localstate
 
 IDLE_SECONDS = 900.0
 CONNECT_TIMEOUT = 0.05
@@ -70,17 +71,14 @@ def _record_failure(embedder_name: str, reason: str) -> None:
     marker = failure_path(embedder_name)
     try:
         _write_json(marker, {"time": now, "embedder": embedder_name, "reason": reason, "reported": False})
-        with open(log_path(embedder_name), "a", encoding="utf-8") as log:
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-            log.write(f"{stamp} warm embedder {embedder_name!r} failed to load: {reason}\n")
+        localstate.append(log_path(embedder_name),
+                          f"{localstate.stamp(now)} warm embedder {embedder_name!r} failed to load: {reason}")
     except OSError:
         pass  # failing to remember only costs another failed start later
 
 
 def _write_json(path: Path, data: dict[str, object]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
+    localstate.replace(path, json.dumps(data))
 
 
 def recent_failure(embedder_name: str) -> tuple[bool, str | None]:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from memgit import config as config_mod
 from memgit.config import MEMORY_DIR
 from memgit.errors import MemgitError
+from memgit.git import localstate
 from memgit.git import repo as gitrepo
 from memgit.git.repo import Repo
 from memgit.index.index import Index
@@ -42,9 +43,9 @@ Stamp = tuple[tuple[int, int, int] | None, ...]
 def index_path(memory_dir: Path, repo: Repo | None) -> Path:
     """Where a memory folder's index lives: in the git dir, or the user's cache outside git."""
     if repo is not None:
-        base = repo.git_dir / "memgit"
+        base = localstate.folder(repo.git_dir)
         if memory_dir == repo.root / MEMORY_DIR:
-            return base / "index.db"
+            return localstate.index_db(repo.git_dir)
     else:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         base = cache / "memgit"

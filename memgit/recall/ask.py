@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Collection, Sequence
 
 from memgit.errors import MemgitError
+from memgit.git import localstate
 from memgit.index.workspace import Workspace
 from memgit.recall import recall as recall_mod
 from memgit.recall.hit import Hit
@@ -63,5 +64,5 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
 def log(ws: Workspace, query: str, hits: Sequence[Hit]) -> None:
     """Note which memories a recall returned (local state in the git dir; none outside git)."""
     if ws.repo is not None:
-        recall_mod.record_recall(ws.repo.git_dir / "memgit" / "recalls.jsonl", query, [h.id for h in hits],
+        recall_mod.record_recall(localstate.recalls(ws.repo.git_dir), query, [h.id for h in hits],
                                  warn=ws.warn)

@@ -11,16 +11,14 @@ Archived, expired and superseded memories are left out unless `include_archived`
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Callable, Sequence
 
 from memgit.config import Config
 from memgit.errors import MemgitError
+from memgit.git import localstate
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
 from memgit.memory.format import Memory
@@ -132,33 +130,20 @@ def _candidate_ids(channels: Channels) -> list[str]:
 # -- usage log ----------------------------------------------------------------------------
 
 
-#: The recall log is rotated past this size (an agent's hooks recall on every prompt).
-MAX_LOG_BYTES = 5_000_000
-
-
 def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | None = None) -> None:
     """Append one line to `path` (`<git-dir>/memgit/recalls.jsonl`): when, what, what came back.
 
     The query is kept as its sha1 and its first 200 characters. Never raises: a recall must
     not fail because its log cannot be written (a warning goes to `warn` instead).
     """
-    line = json.dumps({
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    record = {
+        "ts": localstate.stamp(),
         "query_sha1": hashlib.sha1(query.encode("utf-8", "replace")).hexdigest(),
         "query": query[:200],
         "ids": list(ids),
-    }, ensure_ascii=False)
+    }
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            os.replace(path, path.with_suffix(".jsonl.1"))  # keep one older file, not forever
-        # One write() of a line under PIPE_BUF-ish size with O_APPEND: concurrent recalls
-        # do not interleave within a line.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
+        localstate.append_json(path, record)  # rotated: an agent's hooks recall on every prompt
     except OSError as exc:
         (warn if warn is not None else _stderr)(f"could not record this recall in {path} ({exc.strerror or exc})")
 

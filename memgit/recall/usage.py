@@ -18,16 +18,15 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from memgit.errors import MemgitError
+from memgit.git import localstate
 from memgit.memory.format import Memory, parse_time
 
-RECALLS = "recalls.jsonl"
-FEEDBACK = "feedback.jsonl"
 VERDICTS = ("used", "ignored", "wrong")
 
 
 def _lines(path: Path) -> Iterator[dict]:  # type: ignore[type-arg]
     """Records of a JSON Lines log and its rotated predecessor; bad lines are skipped."""
-    for one in (path.with_suffix(".jsonl.1"), path):
+    for one in (localstate.rotated(path), path):
         try:
             handle = open(one, encoding="utf-8", errors="replace")
         except OSError:
@@ -65,12 +64,12 @@ class Usage:
         return self.by_id.get(memory_id) or MemoryUsage()
 
 
-def load(folder: Path | None) -> Usage:
-    """Read `recalls.jsonl` and `feedback.jsonl` in `folder` (None: no usage known)."""
+def load(git_dir: Path | None) -> Usage:
+    """Read the recall and feedback logs of this git dir (None: no usage known)."""
     usage = Usage()
-    if folder is None:
+    if git_dir is None:
         return usage
-    for record in _lines(folder / RECALLS):
+    for record in _lines(localstate.recalls(git_dir)):
         when = parse_time(str(record.get("ts", "")))
         ids = record.get("ids")
         if when is None or not isinstance(ids, list):
@@ -82,7 +81,7 @@ def load(folder: Path | None) -> Usage:
             one.recalls += 1
             if one.last_recalled is None or when > one.last_recalled:
                 one.last_recalled = when
-    for record in _lines(folder / FEEDBACK):
+    for record in _lines(localstate.feedback(git_dir)):
         when = parse_time(str(record.get("ts", "")))
         found_id, verdict = record.get("id"), record.get("verdict")
         if when is None or not isinstance(found_id, str) or verdict not in VERDICTS:
@@ -98,7 +97,7 @@ def load(folder: Path | None) -> Usage:
 
 
 def record_feedback(
-    folder: Path, memory_id: str, verdict: str, *, session: str | None = None, now: datetime | None = None
+    git_dir: Path, memory_id: str, verdict: str, *, session: str | None = None, now: datetime | None = None
 ) -> dict[str, str]:
     """Append one verdict on a memory to `feedback.jsonl`; returns the record written.
 
@@ -109,22 +108,16 @@ def record_feedback(
         raise MemgitError(f"unknown verdict {verdict!r}; use one of {', '.join(VERDICTS)}")
     when = (now or datetime.now(timezone.utc)).replace(microsecond=0)
     record = {
-        "ts": when.isoformat(),
+        "ts": localstate.stamp(when.timestamp()),
         "id": memory_id,
         "verdict": verdict,
         "session": session or os.environ.get("MEMGIT_SESSION") or when.date().isoformat(),
     }
+    path = localstate.feedback(git_dir)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / FEEDBACK, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
+        localstate.append_json(path, record)
     except OSError as exc:
-        raise MemgitError(
-            f"cannot write {folder / FEEDBACK} ({exc.strerror or exc}); check permissions"
-        ) from None
+        raise MemgitError(f"cannot write {path} ({exc.strerror or exc}); check permissions") from None
     return record
 
 

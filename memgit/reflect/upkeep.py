@@ -78,7 +78,7 @@ def gather(ws: Workspace, now: datetime, *, anchors: bool = True) -> Inputs:
         now=now,
         problems=problems,
         vectors=vectors,
-        usage=usage_mod.load(repo.git_dir / "memgit" if repo is not None else None),
+        usage=usage_mod.load(repo.git_dir if repo is not None else None),
         root=repo.root if repo is not None and anchors else None,
         renames=gitrepo.renames(repo) if repo is not None and anchors else (),
         churn=gitrepo.churn(repo, _oldest(memories)) if repo is not None and anchors else (),
@@ -209,7 +209,7 @@ def feedback(ws: Workspace, ref: str, verdict: str, session: str | None = None) 
     repo = ws.repo
     if repo is None:
         raise MemgitError("feedback is kept in the git dir; this memory folder is not in a git repository")
-    return usage_mod.record_feedback(repo.git_dir / "memgit", memory.id, verdict, session=session)
+    return usage_mod.record_feedback(repo.git_dir, memory.id, verdict, session=session)
 
 
 def stats(ws: Workspace, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from memgit.errors import MemgitError
+from memgit.git import localstate
 from memgit.store.folder import Store
 
-JOURNAL_NAME = "changeset.json"
 #: Index entries (`mode sha stage`, None: not in the index) by path from the repository root.
 IndexEntries = dict[str, "str | None"]
 #: Commit (or stage) these paths with this message; the index entries are what to put back on failure.
@@ -261,14 +261,7 @@ def _commit_then_drop(journal: Path, commit: Commit, paths: Sequence[Path], chan
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        localstate.replace(path, data, durable=True)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise MemgitError(f"cannot write {path} ({exc.strerror or exc}); check permissions and disk space") from None

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from memgit.errors import MemgitError
+from memgit.git import localstate, repostate
 from memgit.git import repo as gitrepo
-from memgit.git import repostate
 from memgit.git.hooks import refresh
 from memgit.git.mergesetup import ensure
 from memgit.memory import format as fmt
@@ -85,7 +85,7 @@ class Writer:
 
     def journal(self) -> Path:
         repo = self._repo if self._repo is not None else self.repo()  # raises: no repository to write in
-        return repo.git_dir / "memgit" / changeset.JOURNAL_NAME
+        return localstate.journal(repo.git_dir)
 
     def interrupted(self) -> changeset.Pending | None:
         """The change set a killed command left unfinished, if any (read only)."""
@@ -269,7 +269,7 @@ def commit_refusal(repo: gitrepo.Repo) -> str | None:
     """Why a user's `git commit` must wait (git's pre-commit hook), or None: the commit would
     take files staged by a memgit change that did not finish (a killed import). Its other
     files would be missing, and the change would ride along with unrelated work unseen."""
-    journal = repo.git_dir / "memgit" / changeset.JOURNAL_NAME
+    journal = localstate.journal(repo.git_dir)
     if not journal.exists() or gitrepo.writing_now(repo):
         return None  # nothing unfinished; or memgit is committing it right now (its own commit)
     found = changeset.pending(journal, fmt.KINDS, clean=False)
