@@ -129,3 +129,13 @@ def test_the_project_speaks_of_itself() -> None:
             if PLANNING_WORDS.search(line):
                 found.append(f"{rel}:{number}: {line.strip()[:100]}")
     assert found == []
+
+
+def test_usage_pages_lint_example_prints_what_the_page_shows(mem, repo) -> None:  # type: ignore[no-untyped-def]
+    """docs/usage.md's `memgit lint` example, run as shown in a real repository."""
+    page = PAGES["docs/usage.md"]
+    shown = page.split("$ memgit lint\n", 1)[1].split("\n$ ", 1)[0].splitlines()
+    (repo / ".memory" / "bad.md").write_text("---\ntitle: [broken\n")
+    result = CliRunner().invoke(cli, ["-C", str(repo), "lint"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == shown
