@@ -130,3 +130,18 @@ def test_an_aider_history_without_its_first_line_is_still_aider(tmp_path: Path) 
     assert transcript.format == "aider"
     assert [(e.role, e.text) for e in transcript.events] == [("user", "use uv, not pip"),
                                                              ("assistant", "Noted.")]
+
+
+@pytest.mark.parametrize("name", ["codex-rollout.jsonl", "claude-session.jsonl"])
+def test_a_first_line_longer_than_the_sniffed_head_is_read(tmp_path: Path, name: str) -> None:
+    # Current Codex rollouts open with a `session_meta` line of 15–22 KB (it carries the model's
+    # `base_instructions`); a Claude Code file can open with a long summary line.
+    lines = (DATA / name).read_text().splitlines()
+    first = json.loads(lines[0])
+    (first.get("payload") if isinstance(first.get("payload"), dict) else first)["base_instructions"] = (
+        "You are a coding agent. " * 1000)  # about 24 KB
+    path = tmp_path / name
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    long_first = transcripts.read(path)
+    assert long_first.format == transcripts.read(DATA / name).format
+    assert [e.text for e in long_first.events] == [e.text for e in transcripts.read(DATA / name).events]

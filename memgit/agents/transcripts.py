@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from memgit.agents.events import Transcript
 from memgit.agents.readers import aider, chat, claude, codex, cursor
@@ -22,7 +23,9 @@ from memgit.errors import MemgitError
 
 READERS: tuple[Reader, ...] = (codex, claude, cursor, aider, chat)
 MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is not a transcript
-HEAD_BYTES = 8192  # what `read` sniffs
+HEAD_BYTES = 8192  # what `read` sniffs at least…
+HEAD_LINES = 5  # …and further, until this many whole lines are in it (or the file ends),
+HEAD_MAX_BYTES = 4 * 1024 * 1024  # up to this: one JSONL line can be long (Codex's session_meta)
 TAIL_BYTES = 8_000_000  # what `tail` reads
 
 
@@ -50,7 +53,7 @@ def read(path: str | Path) -> Transcript:
                           "have; nothing was read")
     try:
         with open_regular(path) as handle:
-            start = handle.read(HEAD_BYTES)
+            start = _head_bytes(handle)
     except OSError as exc:
         raise MemgitError(f"cannot read {path}: {exc.strerror or exc}") from None
     if b"\0" in start:
@@ -68,6 +71,18 @@ def read(path: str | Path) -> Transcript:
     if not transcript.events:
         raise MemgitError(f"{path} holds no messages ({transcript.skipped} lines skipped)")
     return transcript
+
+
+def _head_bytes(handle: BinaryIO) -> bytes:
+    """The start of a file to sniff: `HEAD_BYTES`, and more until it holds `HEAD_LINES` whole
+    lines, so a first line of any length (up to `HEAD_MAX_BYTES`) is sniffed whole."""
+    data = handle.read(HEAD_BYTES)
+    while data.count(b"\n") < HEAD_LINES and len(data) < HEAD_MAX_BYTES:
+        more = handle.read(64 * 1024)
+        if not more:
+            break
+        data += more
+    return data
 
 
 def tail(path: str | Path, limit: int = TAIL_BYTES) -> Transcript | None:
