@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import re
 
-from memgit.agents.events import Event, Transcript
+from memgit.agents.events import Transcript
 from memgit.agents.readers import chat
-from memgit.agents.readers.noise import user_text
-from memgit.agents.readers.reader import Head, Lines, cut
+from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "aider"
 _STARTED = re.compile(r"^# aider chat started", re.M)
@@ -26,33 +25,20 @@ def sniff(head: Head) -> bool:
 
 
 def read(lines: Lines, transcript: Transcript) -> None:
-    role, start = "", 0
-    buffer: list[str] = []
-
-    def flush() -> None:
-        text = "\n".join(buffer).strip()
-        if role == "user":
-            text = user_text(text)
-        if role and text:
-            transcript.events.append(Event(start, role, cut(text)))
-
+    turns = Turns(transcript)
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         turn = _USER.match(line)
         if turn:
-            if role != "user":
-                flush()
-                role, start, buffer = "user", number, []
-            buffer.append(turn.group(1).rstrip())
+            if turns.role != "user":
+                turns.begin("user", number)
+            turns.add(turn.group(1).rstrip())
         elif _STARTED.match(line):
-            flush()
-            role, buffer = "", []
+            turns.end()
         elif line.startswith("> "):
             continue  # Aider's tool output and confirmations
-        elif role == "user" and line.strip():
-            # A user turn is only `#### ` lines; the next other line is the reply.
-            flush()
-            role, start, buffer = "assistant", number, [line]
+        elif turns.role == "user" and line.strip():
+            turns.begin("assistant", number, [line])  # a user turn is only `#### ` lines
         else:
-            buffer.append(line)
-    flush()
+            turns.add(line)
+    turns.end()

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from memgit.agents.events import Event, Transcript
-from memgit.agents.readers.noise import user_text
-from memgit.agents.readers.reader import Head, Lines, cut
+from memgit.agents.events import Transcript
+from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "chat"
 _CHAT_TURN = re.compile(
@@ -23,24 +22,13 @@ def sniff(head: Head) -> bool:
 
 
 def read(lines: Lines, transcript: Transcript) -> None:
-    role, start = "", 0
-    buffer: list[str] = []
-
-    def flush() -> None:
-        text = "\n".join(buffer).strip()
-        if role == "user":
-            text = user_text(text)
-        if role and text:
-            transcript.events.append(Event(start, role, cut(text)))
-
+    turns = Turns(transcript)
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         match = _CHAT_TURN.match(line)
         if match:
             name = (match.group("h") or match.group("p") or "").lower()
-            flush()
-            role = "user" if name in _USER_NAMES else "assistant"
-            start, buffer = number, [match.group("rest") or ""]
-            continue
-        buffer.append(line)
-    flush()
+            turns.begin("user" if name in _USER_NAMES else "assistant", number, [match.group("rest") or ""])
+        else:
+            turns.add(line)
+    turns.end()

@@ -4,11 +4,12 @@ JSONL readers share: records read leniently, long texts cut, a content's text.""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from memgit.agents.events import Transcript
+from memgit.agents.events import Event, Transcript
+from memgit.agents.readers.noise import user_text
 
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
 LINE_LIMIT = 16 * 1024 * 1024  # a longer record (a pasted dump) is skipped, not parsed
@@ -108,3 +109,28 @@ def stamp(transcript: Transcript, record: dict[str, Any]) -> None:
     if isinstance(when, str):
         transcript.started = transcript.started or when
         transcript.ended = when
+
+
+class Turns:
+    """The turn a text log is in (its role, first line and lines), ended into an `Event` when
+    the next begins: what the Markdown and plain-text readers share."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        self.transcript = transcript
+        self.role, self.start, self.lines = "", 0, list[str]()
+
+    def begin(self, role: str, number: int, lines: Iterable[str] = ()) -> None:
+        self.end()
+        self.role, self.start, self.lines = role, number, list(lines)
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+    def end(self) -> None:
+        text = "\n".join(self.lines).strip()
+        if self.role == "user":
+            text = user_text(text)
+        if self.role and text:
+            self.transcript.events.append(Event(self.start, self.role, cut(text)))
+        self.role, self.lines = "", []
+
