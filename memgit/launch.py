@@ -10,7 +10,7 @@ and the user's own site.
 
 The `memgit-hook` command (the one committed into shared agent settings, found on PATH)
 starts without the current folder on `sys.path` already; `isolate()` re-executes it with
-these flags when a `PYTHON*` variable could still steer it.
+these flags when a variable that changes the import path (`PYTHONPATH`…) is set.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
+
+#: The variables that change where Python imports from: only these make a hook start again.
+_IMPORT_PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPLATLIBDIR")
 
 #: The command committed into shared settings: a console script found on PATH.
 HOOK_COMMAND = "memgit-hook"
@@ -57,6 +60,6 @@ def isolate(module: str, args: Sequence[str]) -> None:
     A console script does not put the current folder on `sys.path`; what is left is the
     environment (`PYTHONPATH`, `PYTHONHOME`, `PYTHONUSERBASE`…), which `-I`/`-E` ignore.
     """
-    if sys.flags.ignore_environment or not any(name.startswith("PYTHON") for name in os.environ):
-        return
+    if sys.flags.ignore_environment or not any(os.environ.get(name) for name in _IMPORT_PATH_VARIABLES):
+        return  # common ones (PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE) cost no second start
     os.execv(sys.executable, argv(module, *args))
