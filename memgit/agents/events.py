@@ -31,7 +31,14 @@ def action_of(tool: str) -> str:
 
 @dataclass(frozen=True)
 class Event:
-    """One thing that happened: `role` is user, assistant, tool_call, tool_result or summary.
+    """One thing that happened: `role` is user, assistant, tool_call, tool_result, summary,
+    choice or plan.
+
+    A `choice` is the user's answer to a question the agent asked through a tool (Claude Code's
+    `AskUserQuestion`, Codex's `request_user_input`, pi's `AskQuestions`…): `target` is the
+    question, `options` the labels offered, `text` what the user picked or wrote (one event a
+    question). A `plan` is a plan the agent put to the user (Claude Code's `ExitPlanMode`, a
+    Codex `<proposed_plan>` block): `text` is the plan; `error` is set when the user rejected it.
 
     `line` is the 1-based line of the transcript it came from (evidence for a reviewer).
     A tool call carries its `tool`, its `action` (`action_of`), the `command` it ran, the
@@ -51,6 +58,7 @@ class Event:
     sidechain: bool = False
     action: str = ""
     target: str = ""
+    options: tuple[str, ...] = ()
 
 
 @dataclass

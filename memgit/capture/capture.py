@@ -20,18 +20,15 @@ the user had to explain it again.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import shlex
-import subprocess
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from memgit.agents import transcripts
+from memgit.capture import judge
 from memgit.capture.extract import Candidate, extract, fit
-from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
@@ -42,7 +39,6 @@ from memgit.reflect.duplicates import Detector
 
 MARKER = "[secret redacted]"
 NEAR_DUPLICATE = 0.8  # share of a candidate's words already in one memory
-LLM_TIMEOUT = 120
 
 
 @dataclass
@@ -94,7 +90,9 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> C
                         transcript.skipped, [])
     clean = _redact_all(found, proposal)
     if llm_cmd:
-        clean = [fit(c) for c in _redact_all(_ask_llm(llm_cmd, clean, str(path), proposal), proposal)]
+        clean, vetoed = judge.ask(llm_cmd, clean, str(path))
+        proposal.dropped.extend(vetoed)
+        clean = [fit(c) for c in _redact_all(clean, proposal)]
     plan(ws, proposal, clean)
     return proposal
 
@@ -227,43 +225,4 @@ def _redact_all(candidates: list[Candidate], proposal: CaptureProposal) -> list[
             proposal.dropped.append((replace(candidate, title=title, body=body), "mostly a secret"))
             continue
         out.append(replace(candidate, title=title, body=body))
-    return out
-
-
-# -- an optional model: rewrite or veto --------------------------------------------------------
-
-def _ask_llm(command: str, candidates: list[Candidate], transcript: str,
-             proposal: CaptureProposal) -> list[Candidate]:
-    """Send the candidates to `command` (JSON on stdin) and apply its answer (JSON on stdout):
-    `{"candidates": [{"index": 0, "keep": false, "reason": "…"}, {"index": 1, "title": "…",
-    "body": "…"}]}`. Candidates it does not mention are kept as they are."""
-    request = {"version": 1, "transcript": transcript,
-               "instructions": "Keep only what a careful engineer would remember; rewrite titles and bodies "
-                               "to be short and exact; answer {\"candidates\": [{\"index\", \"keep\", "
-                               "\"title\", \"body\", \"reason\"}]}.",
-               "candidates": [dict(c.to_dict(), index=i) for i, c in enumerate(candidates)]}
-    try:
-        result = subprocess.run(shlex.split(command), input=json.dumps(request, ensure_ascii=False),
-                                capture_output=True, text=True, timeout=LLM_TIMEOUT, check=False)
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-        raise MemgitError(f"--llm-cmd could not run ({exc}); nothing was written") from None
-    if result.returncode != 0:
-        raise MemgitError(f"--llm-cmd exited with {result.returncode}: {result.stderr.strip()[:200]}")
-    try:
-        answer = json.loads(result.stdout)
-        verdicts = {int(v["index"]): v for v in answer.get("candidates", []) if isinstance(v, dict)}
-    except (ValueError, TypeError, KeyError, AttributeError):
-        raise MemgitError("--llm-cmd did not answer with JSON {\"candidates\": [...]}; "
-                          "nothing was written") from None
-    out = []
-    for i, candidate in enumerate(candidates):
-        verdict = verdicts.get(i, {})
-        if verdict.get("keep") is False:
-            reason = str(verdict.get("reason") or "")[:100]
-            proposal.dropped.append((candidate, "vetoed by --llm-cmd: " + reason))
-            continue
-        title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
-        body = str(verdict.get("body") or candidate.body).strip()
-        same = (title, body) == (candidate.title, candidate.body)
-        out.append(candidate if same else replace(candidate, title=title, body=body))
     return out
