@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memgit.agents.events import Event, Transcript
+from memgit.agents.readers.exitcode import failed
 from memgit.agents.readers.noise import user_text
 
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
@@ -113,15 +114,16 @@ def stamp(transcript: Transcript, record: dict[str, Any]) -> None:
 
 class Turns:
     """The turn a text log is in (its role, first line and lines), ended into an `Event` when
-    the next begins: what the Markdown and plain-text readers share."""
+    the next begins: what the Markdown and plain-text readers share. A turn can hold the
+    commands it ran (`run`) and the files it edited (`edit`) between its words."""
 
     def __init__(self, transcript: Transcript) -> None:
         self.transcript = transcript
-        self.role, self.start, self.lines = "", 0, list[str]()
+        self.role, self.start, self.lines, self.sidechain = "", 0, list[str](), False
 
-    def begin(self, role: str, number: int, lines: Iterable[str] = ()) -> None:
+    def begin(self, role: str, number: int, lines: Iterable[str] = (), *, sidechain: bool = False) -> None:
         self.end()
-        self.role, self.start, self.lines = role, number, list(lines)
+        self.role, self.start, self.lines, self.sidechain = role, number, list(lines), sidechain
 
     def add(self, line: str) -> None:
         self.lines.append(line)
@@ -131,6 +133,32 @@ class Turns:
         if self.role == "user":
             text = user_text(text)
         if self.role and text:
-            self.transcript.events.append(Event(self.start, self.role, cut(text)))
+            self.transcript.events.append(Event(self.start, self.role, cut(text), sidechain=self.sidechain))
         self.role, self.lines = "", []
 
+    def emit(self, event: Event, resume: int) -> None:
+        """`event` (a tool call or result) inside the turn: its words so far end before it, and
+        the turn goes on from line `resume`."""
+        role, sidechain = self.role, self.sidechain
+        self.end()
+        self.transcript.events.append(event)
+        self.role, self.start, self.sidechain = role, resume, sidechain
+
+    def run(self, number: int, command: str, output: str | None = None, *, error: bool = False,
+            tool: str = "Bash") -> None:
+        """A command the log shows run at line `number`, and what it printed when the log shows
+        that (`error` when the log says it failed, whatever the output says)."""
+        command = command.strip()
+        if not command:
+            return
+        call_id = f"run-{number}"
+        self.emit(Event(number, "tool_call", cut(command, 2000), tool=tool, command=command[:2000],
+                        call_id=call_id, action="run", target=command[:2000]), number + 1)
+        if output is not None:
+            self.emit(Event(number, "tool_result", cut(output), error=error or failed(output),
+                            call_id=call_id), number + 1)
+
+    def edit(self, number: int, path: str, symbols: tuple[str, ...] = ()) -> None:
+        """An edit of the file `path` the log shows at line `number`."""
+        self.emit(Event(number, "tool_call", path, tool="Edit", files=(path,), symbols=symbols,
+                        call_id=f"edit-{number}", action="edit", target=path), number + 1)
