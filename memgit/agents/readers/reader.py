@@ -144,19 +144,27 @@ class Turns:
         self.transcript.events.append(event)
         self.role, self.start, self.sidechain = role, resume, sidechain
 
-    def run(self, number: int, command: str, output: str | None = None, *, error: bool = False,
-            tool: str = "Bash") -> None:
+    def run(self, number: int, command: str, output: str | None = None, *, error: bool = False) -> None:
         """A command the log shows run at line `number`, and what it printed when the log shows
         that (`error` when the log says it failed, whatever the output says)."""
+        call_id = self.call(number, command)
+        if call_id and output is not None:
+            self.result(number, call_id, output, error=error)
+
+    def call(self, number: int, command: str) -> str:
+        """A shell call of `command` at line `number`; its call id ("" for no command)."""
         command = command.strip()
         if not command:
-            return
+            return ""
         call_id = f"run-{number}"
-        self.emit(Event(number, "tool_call", cut(command, 2000), tool=tool, command=command[:2000],
+        self.emit(Event(number, "tool_call", cut(command, 2000), tool="Bash", command=command[:2000],
                         call_id=call_id, action="run", target=command[:2000]), number + 1)
-        if output is not None:
-            self.emit(Event(number, "tool_result", cut(output), error=error or failed(output),
-                            call_id=call_id), number + 1)
+        return call_id
+
+    def result(self, number: int, call_id: str, output: str, *, error: bool = False) -> None:
+        """What the call `call_id` printed, shown at line `number`."""
+        self.emit(Event(number, "tool_result", cut(output), error=error or failed(output), call_id=call_id),
+                  number + 1)
 
     def edit(self, number: int, path: str, symbols: tuple[str, ...] = ()) -> None:
         """An edit of the file `path` the log shows at line `number`."""
