@@ -18,7 +18,7 @@ from memgit.agents.readers import chat
 from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "aider"
-_STARTED = re.compile(r"^# aider chat started", re.M)
+_STARTED = re.compile(r"^# aider chat started", re.MULTILINE)
 _USER = re.compile(r"^#### ?(.*?)\s*$")
 _CONFIRM = re.compile(r"\(Y\)es/\(N\)o")
 _WATCH = "█"  # Aider marks the "AI" comments it quotes in the prompt it writes for them

@@ -13,7 +13,7 @@ from memgit.agents.readers.reader import Head, Lines
 
 FORMAT = "cctrace"
 _TURN = re.compile(r"^#{2,4}\s*(?:👤\s*(?P<h>User)|🤖\s*(?P<p>Assistant))\b[^\n]*$")
-_MARK = re.compile(r"^(?:# Claude Code Session Export\s*$|#{2,4}\s*(?:👤\s*User|🤖\s*Assistant)\b)", re.M)
+_MARK = re.compile(r"^(?:# Claude Code Session Export\s*$|#{2,4}\s*(?:👤\s*User|🤖\s*Assistant)\b)", re.MULTILINE)
 
 
 def sniff(head: Head) -> bool:

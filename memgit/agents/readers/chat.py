@@ -19,12 +19,12 @@ _NAMES = r"human|user|you|assistant|ai|claude|model|agent"
 _CHAT_TURN = re.compile(
     rf"^(?:#{{1,4}}\s*(?:[^\w\s#]{{1,3}}\s*)?(?P<h>{_NAMES})\s*(?:\([^)\n]*\))?\s*:?\s*$"
     rf"|(?P<p>{_NAMES}|codex|用户|助手)\s*[:：]\s?(?P<rest>.*))$",
-    re.I | re.M,
+    re.IGNORECASE | re.MULTILINE,
 )
 _USER_NAMES = {"human", "user", "you", "用户"}
-_TOOL_CALL = re.compile(r"^\s*(?:\W{1,3}\s*)?\*\*tool (?:use|call)\b", re.I)
-_TOOL_NAME = re.compile(r"tool (?:use|call):\s*([\w.-]+)|`([\w.-]+)`", re.I)
-_TOOL_RESULT = re.compile(r"^\s*(?:\W{1,3}\s*)?\*\*tool (?:result|output|error)\b", re.I)
+_TOOL_CALL = re.compile(r"^\s*(?:\W{1,3}\s*)?\*\*tool (?:use|call)\b", re.IGNORECASE)
+_TOOL_NAME = re.compile(r"tool (?:use|call):\s*([\w.-]+)|`([\w.-]+)`", re.IGNORECASE)
+_TOOL_RESULT = re.compile(r"^\s*(?:\W{1,3}\s*)?\*\*tool (?:result|output|error)\b", re.IGNORECASE)
 _STAMP = re.compile(r"^\*\*\[(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})[^\]]*\]\*\*\s*$")
 
 

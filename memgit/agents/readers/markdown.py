@@ -26,10 +26,10 @@ _RUN_SUMMARY = re.compile(r"Run command:\s*(.+?)\s*$")
 _NAMED_SUMMARY = re.compile(r"\*\*[^*]+\*\*\s*`([^`]+)`")
 _INLINE = re.compile(r"^\s*`([^`].*?)`\s*$")
 _BULLET = re.compile(r"^- command:\s*`\[?(.+?)\]?`\s*$")
-_EDITED = re.compile(r"(?:Edit(?:ed)? file|Writ(?:e|ing) file|Creat(?:e|ed|ing) file|file):\s*`?([^`\s<]+)", re.I)
+_EDITED = re.compile(r"(?:Edit(?:ed)? file|Writ(?:e|ing) file|Creat(?:e|ed|ing) file|file):\s*`?([^`\s<]+)", re.IGNORECASE)
 _UPDATED = re.compile(r"The file (\S+) has been (?:updated|created|written)")
 _PATH = re.compile(r"^\s*`?(\.{0,2}/?[\w.\-/\\]+\.\w+)`?\s*$")
-_ERROR_MARK = re.compile(r"^\s*\**(?:Error|Failed)\**:?\**\s*$", re.I)
+_ERROR_MARK = re.compile(r"^\s*\**(?:Error|Failed)\**:?\**\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
