@@ -22,6 +22,8 @@ _CHAT_TURN = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _USER_NAMES = {"human", "user", "you", "用户"}
+#: First characters no turn line starts with (most lines of a log): they skip the turn pattern.
+_PLAIN = set("-*`~|>[]()0123456789<!/\\\"'{}= \t") | set("bdefgijklnopqrstvwxzBDEFGIJKLNOPQRSTVWXZ")
 _TOOL_CALL = re.compile(r"^\s*(?:\W{1,3}\s*)?\*\*tool (?:use|call)\b", re.IGNORECASE)
 _TOOL_NAME = re.compile(r"tool (?:use|call):\s*([\w.-]+)|`([\w.-]+)`", re.IGNORECASE)
 _TOOL_RESULT = re.compile(r"^\s*(?:\W{1,3}\s*)?\*\*tool (?:result|output|error)\b", re.IGNORECASE)
@@ -46,8 +48,10 @@ def read_turns(lines: Lines, transcript: Transcript, heading: re.Pattern[str]) -
     calls: deque[str] = deque()  # the call ids of tool calls not answered yet, in order
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        stripped = line.lstrip()
+        head = stripped[:1]
         if fence:
-            match = FENCE.match(line)
+            match = FENCE.match(line) if head and head in "`~" else None
             if match and match.group(1).startswith(fence) and not match.group(2):
                 fence = ""
                 if pending:
@@ -60,35 +64,36 @@ def read_turns(lines: Lines, transcript: Transcript, heading: re.Pattern[str]) -
             else:
                 turns.add(line)
             continue
-        match = heading.match(line)
+        match = heading.match(line) if head and head not in _PLAIN else None
         if match:
             name = (match.group("h") or match.group("p") or "").lower()
             turns.begin("user" if name in _USER_NAMES else "assistant", number,
                         [match.groupdict().get("rest") or ""])
             pending, depth = "", 0
             continue
-        if depth or line.lstrip().startswith("<details"):
+        if depth or stripped.startswith("<details"):
             depth += line.count("<details") - line.count("</details>")
             continue
-        stamp = _STAMP.match(line)
-        if stamp:
-            transcript.started = transcript.started or f"{stamp.group(1)}T{stamp.group(2)}Z"
-            transcript.ended = f"{stamp.group(1)}T{stamp.group(2)}Z"
-            continue
-        if _TOOL_CALL.match(line):
-            named = _TOOL_NAME.search(line)
-            pending = f"call {(named.group(1) or named.group(2)) if named else ''}"
-            continue
-        if _TOOL_RESULT.match(line):
-            pending = "result error" if "error" in line.lower() else "result"
-            continue
-        opened = FENCE.match(line)
+        if "**" in line[:12]:  # a time stamp or a tool marker, in bold near the start
+            stamp = _STAMP.match(line)
+            if stamp:
+                transcript.started = transcript.started or f"{stamp.group(1)}T{stamp.group(2)}Z"
+                transcript.ended = f"{stamp.group(1)}T{stamp.group(2)}Z"
+                continue
+            if _TOOL_CALL.match(line):
+                named = _TOOL_NAME.search(line)
+                pending = f"call {(named.group(1) or named.group(2)) if named else ''}"
+                continue
+            if _TOOL_RESULT.match(line):
+                pending = "result error" if "error" in line.lower() else "result"
+                continue
+        opened = FENCE.match(line) if head and head in "`~" else None
         if opened:
             fence, body, start = opened.group(1), [], number
             if not pending:
                 turns.add(line)
             continue
-        if line.strip() == "---" and turns.role:
+        if stripped.rstrip() == "---" and turns.role:
             continue  # the rule an export draws between turns
         turns.add(line)
     if fence and pending:

@@ -25,6 +25,8 @@ _TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(:\d{2})?(?:\.\d+)?Z")
 _TOOL_USE = re.compile(r"<tool-use\b(?=[^>]*\bdata-tool-type=\"(?P<kind>[^\"]*)\")?"
                        r"(?=[^>]*\bdata-tool-name=\"(?P<name>[^\"]*)\")?")
 _LEGACY = re.compile(r"^Tool use: \*\*(?P<name>[\w.-]+)\*\*(?P<rest>.*)$")
+#: The blocks that hold no one's words, and what ends each.
+_OPENERS = (("<tool-use", "</tool-use>"), ("<think", "</think>"), ("<details", "</details>"))
 _SUMMARY = re.compile(r"<summary>(.*?)(?:</summary>|$)")
 
 
@@ -40,54 +42,60 @@ def read(lines: Lines, transcript: Transcript) -> None:
     fence = ""  # the marker of the code fence the turn's text is in
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        turn = _TURN.match(line)
+        turn = _TURN.match(line) if line.startswith("_**") else None
         if turn:
             _close(turns, block, closing)
             block, closing, fence = [], "", ""
             _turn(turns, transcript, number, turn)
             continue
-        if closing:
-            if closing == "---" and (line.strip() == "---" or _LEGACY.match(line) or "<tool-use" in line):
-                _close(turns, block, closing)
-                block, closing = [], ""
-                if line.strip() == "---":
-                    continue
-            else:
+        if closing == "---":  # a bare `Tool use:` step runs to the next separator or step
+            if line.strip() != "---" and "<tool-use" not in line and not _LEGACY.match(line):
                 block.append((number, line))
-                depth += line.count("<details") - line.count("</details>")
-                if closing in line and (closing != "</details>" or depth <= 0):
-                    _close(turns, block, closing)
-                    block, closing = [], ""
                 continue
-        if fence:
-            turns.add(line)
-            match = FENCE.match(line)
-            if match and match.group(1).startswith(fence) and not match.group(2):
-                fence = ""
-            continue
-        session = _SESSION.match(line)
-        if session and not transcript.session_id:
-            transcript.session_id = session.group(1)
-        stripped = line.strip()
-        if stripped.startswith("<tool-use"):
-            block, closing = [(number, line)], "</tool-use>"
-        elif stripped.startswith("<think"):
-            block, closing = [(number, line)], "</think>"
-        elif stripped.startswith("<details"):
-            block, closing, depth = [(number, line)], "</details>", line.count("<details") - line.count("</details>")
-        elif _LEGACY.match(stripped):
-            block, closing = [(number, stripped)], "---"
-        elif stripped == "---":
-            continue  # the separator between turns and between an agent's steps
-        else:
-            match = FENCE.match(line)
-            if match:
-                fence = match.group(1)
-            turns.add(line)
-            continue
-        if closing in line and closing != "---" and (closing != "</details>" or depth <= 0):
             _close(turns, block, closing)
             block, closing = [], ""
+            if line.strip() == "---":
+                continue
+        elif closing:
+            block.append((number, line))
+            if closing == "</details>":
+                depth += line.count("<details") - line.count("</details>")
+            if closing in line and (closing != "</details>" or depth <= 0):
+                _close(turns, block, closing)
+                block, closing = [], ""
+            continue
+        stripped = line.strip()
+        head = stripped[:1]
+        if fence:
+            turns.add(line)
+            if head and head in "`~":
+                match = FENCE.match(line)
+                if match and match.group(1).startswith(fence) and not match.group(2):
+                    fence = ""
+            continue
+        if head == "<":
+            session = _SESSION.match(line)
+            if session and not transcript.session_id:
+                transcript.session_id = session.group(1)
+            opened = next((end for tag, end in _OPENERS if stripped.startswith(tag)), "")
+            if not opened:
+                turns.add(line)  # a comment or an inline tag: part of the text
+                continue
+            block, closing = [(number, line)], opened
+            depth = line.count("<details") - line.count("</details>")
+            if closing in line and (closing != "</details>" or depth <= 0):
+                _close(turns, block, closing)
+                block, closing = [], ""
+            continue
+        if head == "T" and _LEGACY.match(stripped):
+            block, closing = [(number, stripped)], "---"
+            continue
+        if stripped == "---":
+            continue  # the separator between turns and between an agent's steps
+        opened_fence = FENCE.match(line) if head and head in "`~" else None
+        if opened_fence:
+            fence = opened_fence.group(1)
+        turns.add(line)
     _close(turns, block, closing)
     turns.end()
 
