@@ -482,3 +482,12 @@ def test_broken_specstory_is_read_leniently(tmp_path: Path) -> None:
     t = transcripts.read(write(tmp_path, "cut.md", broken))
     assert said(t.events) == ["keep the API stable"]
     assert tools(t.events) == [("tool_call", "Bash", "make", False)]
+
+
+def test_a_compaction_under_a_user_heading_is_a_summary(tmp_path: Path) -> None:
+    text = ("_**User (2026-03-02 11:00:00Z)**_\n\nThis session is being continued from a previous conversation "
+            "that ran out of context. The conversation is summarized below:\nAlways use tabs.\n\n---\n\n"
+            "_**User (2026-03-02 11:00:05Z)**_\n\nthanks, go on\n")
+    t = transcripts.read(write(tmp_path, "c.md", text))
+    assert [(e.role, e.text.splitlines()[0][:31]) for e in t.events] == [
+        ("summary", "This session is being continued"), ("user", "thanks, go on")]

@@ -4,6 +4,7 @@ JSONL readers share: records read leniently, long texts cut, a content's text.""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -14,6 +15,11 @@ from memgit.agents.readers.noise import user_text
 
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
 LINE_LIMIT = 16 * 1024 * 1024  # a longer record (a pasted dump) is skipped, not parsed
+
+#: What Claude Code writes as the user's turn when it compacts a session (the summary that
+#: continues it, the request for one): a Markdown export shows it under a user heading.
+_COMPACTION = re.compile(r"\s*(?:This session is being continued from a previous conversation"
+                         r"|Your task is to create a detailed summary of the conversation so far)")
 
 #: A transcript's lines as read: (1-based number, the line's bytes).
 Lines = Iterable[tuple[int, bytes]]
@@ -130,10 +136,13 @@ class Turns:
 
     def end(self) -> None:
         text = "\n".join(self.lines).strip()
-        if self.role == "user":
+        role = self.role
+        if role == "user" and _COMPACTION.match(text):
+            role = "summary"
+        elif role == "user":
             text = user_text(text)
-        if self.role and text:
-            self.transcript.events.append(Event(self.start, self.role, cut(text), sidechain=self.sidechain))
+        if role and text:
+            self.transcript.events.append(Event(self.start, role, cut(text), sidechain=self.sidechain))
         self.role, self.lines = "", []
 
     def emit(self, event: Event, resume: int) -> None:
