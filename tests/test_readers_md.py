@@ -402,6 +402,8 @@ Your conventions look fine. Add a rule for imports and for test names so that ev
 
 #### Add a rule for imports and for test names so that every test file is named after its module.
 
+##### Naming
+
 src/CONVENTIONS.md
 <<<<<<< SEARCH
 =======

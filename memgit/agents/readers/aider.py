@@ -19,10 +19,10 @@ from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "aider"
 _STARTED = re.compile(r"^# aider chat started", re.MULTILINE)
-_USER = re.compile(r"^#### ?(.*?)\s*$")
+_USER = re.compile(r"^####(?: (.*?))?\s*$")
 _CONFIRM = re.compile(r"\(Y\)es/\(N\)o")
 _WATCH = "█"  # Aider marks the "AI" comments it quotes in the prompt it writes for them
-_MODE = re.compile(r"^/(?:ask|code|architect|context|help)\s+(?=\S)")
+_MODE = re.compile(r"^/(?:ask|code|architect|context)\s+(?=\S)")
 _RUN = re.compile(r"^(?:/run\s+|/test\s+|!)(?P<cmd>\S.*)$")
 _COMMAND = re.compile(r"^/[a-z][\w-]*(?:\s|$)")
 _RAN = re.compile(r"^> Running (?P<cmd>\S.*?)\s*$")
@@ -51,7 +51,7 @@ def read(lines: Lines, transcript: Transcript) -> None:
                 reply = " ".join(" ".join(turns.lines).split())
             if not said:
                 turns.end()
-            said.append((number, turn.group(1)))
+            said.append((number, turn.group(1) or ""))
             continue
         if said:
             _input(turns, said, reply)
