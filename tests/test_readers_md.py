@@ -493,3 +493,99 @@ def test_a_compaction_under_a_user_heading_is_a_summary(tmp_path: Path) -> None:
     t = transcripts.read(write(tmp_path, "c.md", text))
     assert [(e.role, e.text.splitlines()[0][:31]) for e in t.events] == [
         ("summary", "This session is being continued"), ("user", "thanks, go on")]
+
+
+SPECSTORY_EARLY_2025 = """## SpecStory
+
+## Add the feed (2/13/2025, 9:33:58 AM)
+
+_**User**_
+
+add the feed page; we use pnpm here, not npm
+
+---
+
+_**Assistant**_
+
+I'll add it.
+
+---
+
+_****_
+
+```diff
++ export const feed = [];
+```
+
+---
+
+_****_
+
+Now the build:
+
+```bash
+pnpm run build
+```
+
+---
+
+_****_
+
+```bash
+pnpm run build
+```
+
+```
+src/feed.ts(3,1): error TS2304: Cannot find name 'Item'.
+```
+
+---
+
+_****_
+
+```diff
++ import { Item } from './types';
+```
+
+---
+
+_****_
+
+```bash
+pnpm run build
+```
+
+```
+Done in 2.1s
+```
+
+---
+
+_****_
+
+```bash
+pnpm add zod
+```
+
+Cancelled
+
+---
+
+_**User**_
+
+thanks
+"""
+
+
+def test_specstory_early_2025_unnamed_steps(tmp_path: Path) -> None:
+    t = transcripts.read(write(tmp_path, "feed.md", SPECSTORY_EARLY_2025))
+    assert said(t.events) == ["add the feed page; we use pnpm here, not npm", "thanks"]
+    assert tools(t.events) == [
+        ("tool_call", "Bash", "pnpm run build", False),
+        ("tool_result", "", "src/feed.ts(3,1): error TS2304: Cannot find name 'Item'.", True),
+        ("tool_call", "Bash", "pnpm run build", False),
+        ("tool_result", "", "Done in 2.1s", False),
+        ("tool_call", "Bash", "pnpm add zod", False),  # cancelled: no output
+    ]
+    replies = "\n".join(e.text for e in t.events if e.role == "assistant")
+    assert "Now the build:\n\n```bash\npnpm run build\n```" in replies  # a suggestion, not a run

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memgit.agents.events import Event, Transcript
-from memgit.agents.readers.exitcode import failed
+from memgit.agents.readers.exitcode import exit_code, failed
 from memgit.agents.readers.noise import user_text
 
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
@@ -20,6 +20,11 @@ LINE_LIMIT = 16 * 1024 * 1024  # a longer record (a pasted dump) is skipped, not
 #: continues it, the request for one): a Markdown export shows it under a user heading.
 _COMPACTION = re.compile(r"\s*(?:This session is being continued from a previous conversation"
                          r"|Your task is to create a detailed summary of the conversation so far)")
+
+#: Output that says it failed, for the logs that keep no exit code (compilers, test runners,
+#: interpreters): checked only when the output states no code.
+_SAYS_FAILED = re.compile(r"^(?:.*\berror(?:\[E\d+\]| TS\d+)?:|\w*(?:Error|Exception): |ERROR\b|FAIL\b"
+                          r"|.*\b[1-9]\d* (?:failed|errors?)\b)", re.MULTILINE)
 
 #: A transcript's lines as read: (1-based number, the line's bytes).
 Lines = Iterable[tuple[int, bytes]]
@@ -172,8 +177,8 @@ class Turns:
 
     def result(self, number: int, call_id: str, output: str, *, error: bool = False) -> None:
         """What the call `call_id` printed, shown at line `number`."""
-        self.emit(Event(number, "tool_result", cut(output), error=error or failed(output), call_id=call_id),
-                  number + 1)
+        error = error or failed(output) or (exit_code(output) is None and bool(_SAYS_FAILED.search(output)))
+        self.emit(Event(number, "tool_result", cut(output), error=error, call_id=call_id), number + 1)
 
     def edit(self, number: int, path: str, symbols: tuple[str, ...] = ()) -> None:
         """An edit of the file `path` the log shows at line `number`."""

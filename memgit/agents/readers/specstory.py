@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from memgit.agents.events import Transcript
-from memgit.agents.readers.markdown import FENCE, tool_block
+from memgit.agents.readers.markdown import FENCE, SHELL_LANGS, tool_block
 from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "specstory"
@@ -40,13 +40,20 @@ def read(lines: Lines, transcript: Transcript) -> None:
     closing = ""  # what ends the block being read: </tool-use>, </think>, </details>, or --- (legacy)
     depth = 0  # <details> open inside a plain <details> block
     fence = ""  # the marker of the code fence the turn's text is in
+    step = _Step()
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         turn = _TURN.match(line) if line.startswith("_**") else None
-        if turn:
+        if turn or line.startswith("_****_"):
             _close(turns, block, closing)
+            step.flush(turns)
             block, closing, fence = [], "", ""
-            _turn(turns, transcript, number, turn)
+            if turn:
+                _turn(turns, transcript, number, turn)
+            else:
+                step.state = "start"  # an agent's next step, unnamed (early 2025)
+            continue
+        if step.state and step.read(turns, number, line):
             continue
         if closing == "---":  # a bare `Tool use:` step runs to the next separator or step
             if line.strip() != "---" and "<tool-use" not in line and not _LEGACY.match(line):
@@ -97,7 +104,48 @@ def read(lines: Lines, transcript: Transcript) -> None:
             fence = opened_fence.group(1)
         turns.add(line)
     _close(turns, block, closing)
+    step.flush(turns)
     turns.end()
+
+
+class _Step:
+    """An unnamed agent step (`_****_`) that opens with a shell code block is a command the
+    agent ran, and a plain code block right after it is what the command printed."""
+
+    def __init__(self) -> None:
+        self.state = ""  # start, command, after (the command's block closed), output
+        self.number, self.marker = 0, ""
+        self.command, self.output = list[str](), list[str]()
+
+    def read(self, turns: Turns, number: int, line: str) -> bool:
+        """Whether `line` was the step's (else the turn reads it)."""
+        stripped = line.strip()
+        if self.state in ("command", "output"):
+            match = FENCE.match(line) if stripped[:1] in ("`", "~") else None
+            if match and match.group(1).startswith(self.marker) and not match.group(2):
+                self.state = "after" if self.state == "command" else self.flush(turns)
+            else:
+                (self.command if self.state == "command" else self.output).append(line)
+            return True
+        if not stripped:
+            return True
+        match = FENCE.match(line) if stripped[:1] in ("`", "~") else None
+        if self.state == "start" and match and match.group(2).lower() in SHELL_LANGS:
+            self.state, self.number, self.marker, self.command = "command", number, match.group(1), []
+            return True
+        if self.state == "after" and match and not match.group(2):
+            self.state, self.marker, self.output = "output", match.group(1), []
+            return True
+        self.flush(turns)
+        return False
+
+    def flush(self, turns: Turns) -> str:
+        """The command read so far into the turn; the step is over."""
+        if self.state in ("command", "after", "output"):
+            output = "\n".join(self.output) if self.state == "output" or self.output else None
+            turns.run(self.number, "\n".join(self.command), output)
+        self.state, self.command, self.output = "", [], []
+        return ""
 
 
 def _turn(turns: Turns, transcript: Transcript, number: int, turn: re.Match[str]) -> None:
