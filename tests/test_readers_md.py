@@ -514,7 +514,7 @@ I'll add it.
 _****_
 
 ```diff
-+ export const feed = [];
++ export function feed() {
 ```
 
 ---
@@ -581,11 +581,19 @@ def test_specstory_early_2025_unnamed_steps(tmp_path: Path) -> None:
     t = transcripts.read(write(tmp_path, "feed.md", SPECSTORY_EARLY_2025))
     assert said(t.events) == ["add the feed page; we use pnpm here, not npm", "thanks"]
     assert tools(t.events) == [
+        ("tool_call", "Edit", "an edit", False),
         ("tool_call", "Bash", "pnpm run build", False),
         ("tool_result", "", "src/feed.ts(3,1): error TS2304: Cannot find name 'Item'.", True),
+        ("tool_call", "Edit", "an edit", False),
         ("tool_call", "Bash", "pnpm run build", False),
         ("tool_result", "", "Done in 2.1s", False),
         ("tool_call", "Bash", "pnpm add zod", False),  # cancelled: no output
     ]
     replies = "\n".join(e.text for e in t.events if e.role == "assistant")
     assert "Now the build:\n\n```bash\npnpm run build\n```" in replies  # a suggestion, not a run
+
+
+def test_specstory_early_2025_failure_fixed_by_a_diff_is_a_lesson(store: Path, tmp_path: Path) -> None:
+    data = json.loads(run(store, "capture", "--json", str(write(tmp_path, "feed.md", SPECSTORY_EARLY_2025))).stdout)
+    lessons = [c for c in data["candidates"] if c["kind"] == "lesson"]
+    assert len(lessons) == 1 and "TS2304" in lessons[0]["body"] and "`pnpm run build`" in lessons[0]["body"]

@@ -181,6 +181,7 @@ class Turns:
         self.emit(Event(number, "tool_result", cut(output), error=error, call_id=call_id), number + 1)
 
     def edit(self, number: int, path: str, symbols: tuple[str, ...] = ()) -> None:
-        """An edit of the file `path` the log shows at line `number`."""
-        self.emit(Event(number, "tool_call", path, tool="Edit", files=(path,), symbols=symbols,
-                        call_id=f"edit-{number}", action="edit", target=path), number + 1)
+        """An edit of the file `path` (or of a file the log does not name: "") the log shows at
+        line `number`."""
+        self.emit(Event(number, "tool_call", path or "an edit", tool="Edit", files=(path,) if path else (),
+                        symbols=symbols, call_id=f"edit-{number}", action="edit", target=path), number + 1)

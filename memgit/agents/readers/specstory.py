@@ -15,6 +15,7 @@ import re
 from memgit.agents.events import Transcript
 from memgit.agents.readers.markdown import FENCE, SHELL_LANGS, tool_block
 from memgit.agents.readers.reader import Head, Lines, Turns
+from memgit.agents.readers.toolcall import symbols
 
 FORMAT = "specstory"
 _TURN = re.compile(r"^_\*\*(?P<role>User|Assistant|Agent)(?P<side>\s*-\s*sidechain)?"
@@ -110,17 +111,18 @@ def read(lines: Lines, transcript: Transcript) -> None:
 
 class _Step:
     """An unnamed agent step (`_****_`) that opens with a shell code block is a command the
-    agent ran, and a plain code block right after it is what the command printed."""
+    agent ran, and a plain code block right after it is what the command printed; one that
+    opens with a diff is an edit."""
 
     def __init__(self) -> None:
-        self.state = ""  # start, command, after (the command's block closed), output
+        self.state = ""  # start, command, after (the command's block closed), output, diff
         self.number, self.marker = 0, ""
         self.command, self.output = list[str](), list[str]()
 
     def read(self, turns: Turns, number: int, line: str) -> bool:
         """Whether `line` was the step's (else the turn reads it)."""
         stripped = line.strip()
-        if self.state in ("command", "output"):
+        if self.state in ("command", "output", "diff"):
             match = FENCE.match(line) if stripped[:1] in ("`", "~") else None
             if match and match.group(1).startswith(self.marker) and not match.group(2):
                 self.state = "after" if self.state == "command" else self.flush(turns)
@@ -130,8 +132,9 @@ class _Step:
         if not stripped:
             return True
         match = FENCE.match(line) if stripped[:1] in ("`", "~") else None
-        if self.state == "start" and match and match.group(2).lower() in SHELL_LANGS:
-            self.state, self.number, self.marker, self.command = "command", number, match.group(1), []
+        if self.state == "start" and match and match.group(2).lower() in SHELL_LANGS | {"diff"}:
+            kind = "diff" if match.group(2).lower() == "diff" else "command"
+            self.state, self.number, self.marker, self.command = kind, number, match.group(1), []
             return True
         if self.state == "after" and match and not match.group(2):
             self.state, self.marker, self.output = "output", match.group(1), []
@@ -141,7 +144,9 @@ class _Step:
 
     def flush(self, turns: Turns) -> str:
         """The command read so far into the turn; the step is over."""
-        if self.state in ("command", "after", "output"):
+        if self.state == "diff":  # an edit shown as its diff, the file unnamed
+            turns.edit(self.number, "", symbols("\n".join(self.command)))
+        elif self.state in ("command", "after", "output"):
             output = "\n".join(self.output) if self.state == "output" or self.output else None
             turns.run(self.number, "\n".join(self.command), output)
         self.state, self.command, self.output = "", [], []
