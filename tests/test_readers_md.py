@@ -597,3 +597,51 @@ def test_specstory_early_2025_failure_fixed_by_a_diff_is_a_lesson(store: Path, t
     data = json.loads(run(store, "capture", "--json", str(write(tmp_path, "feed.md", SPECSTORY_EARLY_2025))).stdout)
     lessons = [c for c in data["candidates"] if c["kind"] == "lesson"]
     assert len(lessons) == 1 and "TS2304" in lessons[0]["body"] and "`pnpm run build`" in lessons[0]["body"]
+
+
+def test_answers_to_an_agents_question_are_choices(tmp_path: Path) -> None:
+    specstory = """_**User (2026-03-02 10:00:00Z)**_
+
+set up the cache
+
+---
+
+_**Agent (claude-sonnet-4 2026-03-02 10:00:05Z)**_
+
+<tool-use data-tool-type="generic" data-tool-name="AskUserQuestion"><details>
+<summary>Tool use: **AskUserQuestion**</summary>
+**Which cache backend should the service use?**
+
+Options:
+- **Redis** - shared between instances
+- **In-process** - simplest
+
+**Answer:** Redis
+</details></tool-use>
+"""
+    t = transcripts.read(write(tmp_path, "ask.md", specstory))
+    assert [(e.role, e.target, e.options, e.text) for e in t.events if e.role == "choice"] == [
+        ("choice", "Which cache backend should the service use?", ("Redis", "In-process"), "Redis")]
+
+    cctrace = """### 👤 User
+
+set up the cache
+
+### 🤖 Assistant (claude-opus)
+
+🔧 **Tool Use: AskUserQuestion** (ID: toolu_9)
+```json
+{"questions": [{"question": "Which cache backend?", "options": [{"label": "Redis"}, {"label": "Memcached"}]}]}
+```
+
+### 👤 User
+
+📊 **Tool Result:**
+```
+User has answered your questions: "Which cache backend?"="Memcached". You can now continue with the user's answers in mind.
+```
+"""
+    t = transcripts.read(write(tmp_path, "ask-cc.md", cctrace))
+    assert said(t.events) == ["set up the cache"]
+    assert [(e.role, e.target, e.options, e.text) for e in t.events if e.role == "choice"] == [
+        ("choice", "Which cache backend?", ("Redis", "Memcached"), "Memcached")]

@@ -7,11 +7,13 @@ under a user heading is the tool's output, not the user's words. (Aider's histor
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
+from typing import Any
 
 from memgit.agents.events import Transcript
-from memgit.agents.readers.markdown import FENCE, json_call
+from memgit.agents.readers.markdown import FENCE, answers, json_call
 from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "chat"
@@ -45,7 +47,8 @@ def read_turns(lines: Lines, transcript: Transcript, heading: re.Pattern[str]) -
     pending = ""  # the tool marker whose code block comes next: "call NAME" or "result [error]"
     fence, body, start = "", list[str](), 0  # the code block being read (marker, lines, first line)
     depth = 0  # open <details> blocks (an export's thinking or collapsed output)
-    calls: deque[str] = deque()  # the call ids of tool calls not answered yet, in order
+    calls: deque[str | list[Any]] = deque()  # the tool calls not answered yet, in order: a shell
+    # call's id, the questions an AskUserQuestion call asked, or "" for any other
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         stripped = line.lstrip()
@@ -101,13 +104,27 @@ def read_turns(lines: Lines, transcript: Transcript, heading: re.Pattern[str]) -
     turns.end()
 
 
-def _tool(turns: Turns, pending: str, number: int, text: str, calls: deque[str]) -> None:
+def _tool(turns: Turns, pending: str, number: int, text: str, calls: deque[str | list[Any]]) -> None:
     """A tool call's input block, or a tool result's output block, into the turn."""
     kind, _, rest = pending.partition(" ")
     if kind == "call":
+        if rest.lower() == "askuserquestion":
+            calls.append(_questions(text))
+            return
         command = json_call(turns, number, rest, text)
         calls.append(turns.call(number, command) if command else "")
     elif calls:
-        call_id = calls.popleft()
-        if call_id:
-            turns.result(number, call_id, text, error=rest == "error")
+        call = calls.popleft()
+        if isinstance(call, list):
+            answers(turns, number, call, text)
+        elif call:
+            turns.result(number, call, text, error=rest == "error")
+
+
+def _questions(text: str) -> list[Any]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    asked = data.get("questions") if isinstance(data, dict) else None
+    return [q for q in asked if isinstance(q, dict)] if isinstance(asked, list) else []

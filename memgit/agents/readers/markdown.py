@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from memgit.agents.events import Event
 from memgit.agents.readers.exitcode import exit_code
 from memgit.agents.readers.reader import Turns
 from memgit.agents.readers.toolcall import symbols
@@ -29,6 +30,10 @@ _BULLET = re.compile(r"^- command:\s*`\[?(.+?)\]?`\s*$")
 _EDITED = re.compile(r"(?:Edit(?:ed)? file|Writ(?:e|ing) file|Creat(?:e|ed|ing) file|file):\s*`?([^`\s<]+)", re.IGNORECASE)
 _UPDATED = re.compile(r"The file (\S+) has been (?:updated|created|written)")
 _PATH = re.compile(r"^\s*`?(\.{0,2}/?[\w.\-/\\]+\.\w+)`?\s*$")
+_QUESTION = re.compile(r"^\*\*(?!Answer:)(.+?)\*\*(?:\s*_\(select multiple\)_)?\s*$")
+_OPTION = re.compile(r"^- \*\*(.+?)\*\*")
+_ANSWER = re.compile(r"^\*\*Answer:\*\*\s*(.+?)\s*$")
+_ANSWERED = re.compile(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _ERROR_MARK = re.compile(r"^\s*\**(?:Error|Failed)\**:?\**\s*$", re.IGNORECASE)
 
 
@@ -68,6 +73,9 @@ def tool_block(turns: Turns, number: int, name: str, kind: str, summary: str,
     empty) that began at line `number`, with its `summary` line: a command run, with its output
     when the block shows one, or a file edited. Reads, searches and the rest add nothing."""
     low = name.lower()
+    if low == "askuserquestion":
+        _asked(turns, number, lines)
+        return
     found, outside = fences(lines)
     if (kind == "shell" or low in SHELL_NAMES) and low not in _LOOK_NAMES:
         command, output = _command(summary, found, outside)
@@ -79,6 +87,27 @@ def tool_block(turns: Turns, number: int, name: str, kind: str, summary: str,
         path = _edited(summary, found, outside)
         if path:
             turns.edit(number, path, symbols(*(f.text for f in found)))
+
+
+def _asked(turns: Turns, number: int, lines: list[tuple[int, str]]) -> None:
+    """The user's answer to the questions a SpecStory block shows (`**Question?**`, its
+    `- **option**` lines, then `**Answer:** …`): one choice, all questions as its target."""
+    questions = [m.group(1) for _, line in lines for m in [_QUESTION.match(line.strip())] if m]
+    options = tuple(m.group(1) for _, line in lines for m in [_OPTION.match(line.strip())] if m)
+    answer = next((m.group(1) for _, line in lines for m in [_ANSWER.match(line.strip())] if m), "")
+    if answer:
+        turns.emit(Event(number, "choice", answer, tool="AskUserQuestion", target=" / ".join(questions),
+                         options=options), number + 1)
+
+
+def answers(turns: Turns, number: int, questions: list[dict[str, object]], text: str) -> None:
+    """The user's answers in a tool result (`"question"="answer", …`) to the questions asked."""
+    for question, answer in _ANSWERED.findall(text):
+        asked = next((q for q in questions if q.get("question") == question), {})
+        raw = asked.get("options")
+        labels = tuple(str(o.get("label")) for o in raw if isinstance(o, dict)) if isinstance(raw, list) else ()
+        turns.emit(Event(number, "choice", answer, tool="AskUserQuestion", target=question, options=labels),
+                   number + 1)
 
 
 def json_call(turns: Turns, number: int, name: str, text: str) -> str:
