@@ -63,7 +63,7 @@ def clash() -> str | None:
     changed = _changed_file()
     if changed:
         return (f"{changed} is not the file {NAME} installed: another package wrote over it or removed "
-                f"it. Reinstall memgit (`pip install --force-reinstall {NAME}`), or install it on its "
+                f"it. Reinstall memgit (`pip install --force-reinstall --no-deps {NAME}`), or install it on its "
                 f"own with {ISOLATED}.")
     return None
 

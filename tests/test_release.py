@@ -188,7 +188,7 @@ def test_another_packages_memgit_in_the_same_environment_is_explained(venv: Path
     module = run(venv / "bin" / "python", "-m", "memgit", "--version", cwd=repo, env=clean_env())
     assert module.stdout == f"memgit-agent {VERSION}\n"
     assert "memgit/__init__.py is not the file memgit-agent installed" in module.stderr
-    assert "pip install --force-reinstall memgit-agent" in module.stderr
+    assert "pip install --force-reinstall --no-deps memgit-agent" in module.stderr
 
 
 def test_memgit_agent_is_the_name_every_install_line_uses() -> None:
