@@ -120,8 +120,10 @@ def test_the_sdist_holds_what_builds_the_wheel_and_what_a_packager_reads(dist: P
 
 
 def test_the_installed_wheel_runs_the_tour(venv: Path, repo: Path) -> None:
-    where = run(venv / "bin" / "python", "-c", "import memgit; print(memgit.__file__)", cwd=repo, env=clean_env())
-    assert Path(where.stdout.strip()).is_relative_to(venv), "memgit must come from the installed wheel"
+    code = "import memgit; print(memgit.__file__); print(memgit.__version__)"
+    where, version_attribute = run(venv / "bin" / "python", "-c", code, cwd=repo, env=clean_env()).stdout.split()
+    assert Path(where).is_relative_to(venv), "memgit must come from the installed wheel"
+    assert version_attribute == VERSION
     version = memgit(venv, "--version", cwd=repo)
     assert (version.stdout, version.stderr) == (f"memgit-agent {VERSION}\n", "")
     assert memgit(venv, "init", cwd=repo).stderr.startswith("Initialised")
