@@ -60,6 +60,9 @@ def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     interpreter's, reached through a `.pth` file (its own `.pth` files, such as an editable
     install of this checkout, are not read from there). This interpreter's pip installs into it
     (`pip --python`), which saves the fresh environment a pip of its own."""
+    if distribution.others():  # the fresh environment sees this one's packages: it would see them too
+        pytest.skip(f"this environment also holds {', '.join(distribution.others())}, another `memgit`: "
+                    "`pip uninstall -y memgit memgit-agent && pip install -e '.[test]'` cleans it")
     root = tmp_path_factory.mktemp("venv") / "env"
     run(sys.executable, "-m", "venv", "--without-pip", root)
     python = root / "bin" / "python"
