@@ -163,7 +163,7 @@ def pending_note(ws: Workspace) -> str:
     found.sort(key=lambda d: str(d.get("created", "")), reverse=True)
     total = sum(len(d["candidates"]) for d in found)
     head = (f"## memgit: {len(found)} capture proposal{'s' if len(found) > 1 else ''} from earlier sessions "
-            f"({total} memor{'ies' if total > 1 else 'y'}) wait for review")
+            f"({total} memor{'ies' if total > 1 else 'y'}) wait{'' if len(found) > 1 else 's'} for review")
     lines = [head, ""]
     for data in found[:PENDING_SHOWN]:
         titles = [_short(c.get("title")) for c in data["candidates"] if isinstance(c, dict)]
