@@ -28,14 +28,15 @@ process group, killed whole past the timeout.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import shlex
 import signal
 import subprocess
 import tempfile
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -86,10 +87,10 @@ def request(candidates: list[Candidate], transcript: Transcript | None, redact: 
 def context(transcript: Transcript, candidate: Candidate, redact: Redact) -> list[dict[str, Any]]:
     """The transcript's events around the candidate's first evidence lines, redacted and cut."""
     events = [e for e in transcript.events if not e.sidechain]
-    lines = [e.line for e in events]
+    lines = [e.line for e in events]  # in file order
     chosen: dict[int, None] = {}
     for line in candidate.evidence[:3]:
-        at = next((i for i, n in enumerate(lines) if n >= line), len(lines) - 1)
+        at = min(bisect.bisect_left(lines, line), len(lines) - 1)
         chosen.update(dict.fromkeys(range(max(0, at - CONTEXT_EVENTS), min(len(events), at + CONTEXT_EVENTS + 1))))
     out = []
     for i in sorted(chosen):
