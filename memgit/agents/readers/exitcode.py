@@ -7,16 +7,35 @@ import json
 import re
 from typing import Any
 
-_EXIT = re.compile(r"(?:exit code:?|exited with code|exit status)\s*(-?\d+)", re.I)
+_EXIT = re.compile(r"(?:exit code:?|exited with code|exit status:?)\s*(-?\d+)", re.IGNORECASE)
+#: Where an agent states the exit code at the end of the output: Gemini CLI's `Exit Code: 1` line, pi's
+#: `Command exited with code 1`, a `Process exited with code 1` footer.
+_EXIT_LINE = re.compile(r"^\s*(?:exit code:|(?:command|process) exited with code|exit status:?)\s*(-?\d+)\s*$",
+                        re.IGNORECASE | re.MULTILINE)
 _FAILURE = re.compile(r"^(Traceback \(most recent call last\)|FAILED |fatal: |error: |npm ERR!)", re.M)
 #: Lines that head a command's output without saying what went wrong.
 _HEADER = re.compile(r"(?i)^(error: )?(exit code:? -?\d+|wall time:.*|output:)$")
 
 
 def exit_code(text: str) -> int | None:
-    """The exit code a command's output states near its start, if it states one."""
+    """The exit code a command's output states: near its start (Codex's `Exit code: 1` and
+    `Process exited with code 1` headers), or on a line of its own near its end (Gemini CLI's
+    `Exit Code: 1`, pi's `Command exited with code 1`)."""
     found = _EXIT.search(text[:400])
-    return int(found.group(1)) if found else None
+    if found:
+        return int(found.group(1))
+    tail = _EXIT_LINE.findall(text[-400:])
+    return int(tail[-1]) if tail else None
+
+
+def code_of(value: Any) -> int | None:
+    """An exit code a format keeps in a field of its own (`exitCode`, `exit_code`), if it is one."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 def failed(text: str) -> bool:
