@@ -289,16 +289,22 @@ def test_claude_ask_user_question_answer_is_a_choice(tmp_path: Path) -> None:
         # the same answer when the record keeps no structured copy: read from the sentence
         _claude(4, "assistant", [{"type": "tool_use", "id": "a2", "name": "AskUserQuestion", "input": ASK_INPUT}]),
         _claude(5, "user", [{"type": "tool_result", "tool_use_id": "a2", "content": text}]),
+        # a note the user typed next to the option picked
+        _claude(6, "assistant", [{"type": "tool_use", "id": "a4", "name": "AskUserQuestion", "input": ASK_INPUT}]),
+        _claude(7, "user", [{"type": "tool_result", "tool_use_id": "a4", "content": text}],
+                toolUseResult={"answers": {question: "Fix the errors"},
+                               "annotations": {question: {"notes": "main was clean before this branch"}}}),
         # declined: no answer
-        _claude(6, "assistant", [{"type": "tool_use", "id": "a3", "name": "AskUserQuestion", "input": ASK_INPUT}]),
-        _claude(7, "user", [{"type": "tool_result", "tool_use_id": "a3", "is_error": True,
+        _claude(8, "assistant", [{"type": "tool_use", "id": "a3", "name": "AskUserQuestion", "input": ASK_INPUT}]),
+        _claude(9, "user", [{"type": "tool_result", "tool_use_id": "a3", "is_error": True,
                              "content": "The user doesn't want to proceed with this tool use."}]),
     ]
     events = transcripts.read(write(tmp_path / "s.jsonl", records)).events
     choices = [(e.line, e.target, e.options, e.text) for e in events if e.role == "choice"]
     expected = (question, ("Skip the hook", "Fix the errors"), "Fix the errors; never skip hooks")
-    assert choices == [(3, *expected), (5, *expected)]
-    assert roles(events).count("tool_result") == 3  # the usual events are still there
+    assert choices == [(3, *expected), (5, *expected),
+                       (7, question, expected[1], "Fix the errors\nmain was clean before this branch")]
+    assert roles(events).count("tool_result") == 4  # the usual events are still there
 
 
 def test_claude_exit_plan_mode_approved_and_rejected(tmp_path: Path) -> None:
@@ -384,6 +390,6 @@ def test_capture_json_reads_gemini_and_pi(repo: Path, tmp_path: Path) -> None:
     subprocess.run([*memgit, "init"], check=True, capture_output=True)
     for name, records in (("gemini.jsonl", GEMINI), ("pi.jsonl", PI_V3)):
         done = subprocess.run([*memgit, "capture", "--json", str(write(tmp_path / name, records))],
-                              capture_output=True, text=True)
+                              check=False, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["format"] == name.split(".")[0]

@@ -105,6 +105,10 @@ def _answered(number: int, tool: str, data: Any, text: str, record: dict[str, An
     if tool in ASK_TOOLS:
         result = record.get("toolUseResult")
         answers = result.get("answers") if isinstance(result, dict) else None
+        notes = result.get("annotations") if isinstance(result, dict) else None
+        if isinstance(answers, dict) and isinstance(notes, dict):  # a note typed next to an answer
+            answers = {q: {"answer": a, "note": (notes.get(q) or {}).get("notes") if isinstance(notes.get(q), dict)
+                           else None} for q, a in answers.items()}
         found += choices(number, tool, data, text, answers, error=error, call_id=call_id, side=side)
     elif tool in PLAN_TOOLS and isinstance(data, dict):
         proposed = plan(number, str(data.get("plan") or ""), text, error=error, side=side)

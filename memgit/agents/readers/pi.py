@@ -27,7 +27,10 @@ _QUIET = ("custom", "hookMessage", "branchSummary", "compactionSummary")  # role
 
 
 def sniff(head: Head) -> bool:
-    return any(r.get("type") == "session" and isinstance(r.get("id"), str) and "cwd" in r for r in head.records)
+    """The session header, or (in the tail a hook reads) an entry of the id/parentId tree."""
+    return any((r.get("type") == "session" and isinstance(r.get("id"), str) and "cwd" in r)
+               or (r.get("type") == "message" and "parentId" in r and isinstance(r.get("message"), dict))
+               for r in head.records)
 
 
 def read(lines: Lines, transcript: Transcript) -> None:
