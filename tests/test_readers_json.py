@@ -293,7 +293,7 @@ def test_claude_ask_user_question_answer_is_a_choice(tmp_path: Path) -> None:
         _claude(6, "assistant", [{"type": "tool_use", "id": "a4", "name": "AskUserQuestion", "input": ASK_INPUT}]),
         _claude(7, "user", [{"type": "tool_result", "tool_use_id": "a4", "content": text}],
                 toolUseResult={"answers": {question: "Fix the errors"},
-                               "annotations": {question: {"notes": "main was clean before this branch"}}}),
+                               "annotations": {question: {"notes": "the errors predate this branch"}}}),
         # declined: no answer
         _claude(8, "assistant", [{"type": "tool_use", "id": "a3", "name": "AskUserQuestion", "input": ASK_INPUT}]),
         _claude(9, "user", [{"type": "tool_result", "tool_use_id": "a3", "is_error": True,
@@ -303,7 +303,7 @@ def test_claude_ask_user_question_answer_is_a_choice(tmp_path: Path) -> None:
     choices = [(e.line, e.target, e.options, e.text) for e in events if e.role == "choice"]
     expected = (question, ("Skip the hook", "Fix the errors"), "Fix the errors; never skip hooks")
     assert choices == [(3, *expected), (5, *expected),
-                       (7, question, expected[1], "Fix the errors\nmain was clean before this branch")]
+                       (7, question, expected[1], "Fix the errors\nthe errors predate this branch")]
     assert roles(events).count("tool_result") == 4  # the usual events are still there
 
 
