@@ -128,6 +128,25 @@ def test_gemini_ask_user_answers_are_choices(tmp_path: Path) -> None:
     assert [(c.target, c.options, c.text) for c in choice] == [("Which database?", ("Postgres", "SQLite"), "SQLite")]
 
 
+def test_gemini_plan_approved_and_rejected(tmp_path: Path) -> None:
+    def call(call_id: str, name: str, args: dict[str, Any], output: str) -> dict[str, Any]:
+        return {"id": call_id, "name": name, "args": args, "status": "success",
+                "result": [{"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}]}
+
+    plan_text = "# Plan\n1. Move parsing into parser.py\n2. Add tests"
+    path = write(tmp_path / "s.jsonl", [GEMINI[0], {"id": "u", "type": "user", "content": "plan the refactor"},
+                                        {"id": "g", "type": "gemini", "content": "", "toolCalls": [
+        call("w", "write_file", {"file_path": "/h/.gemini/tmp/p/plans/refactor.md", "content": plan_text}, "ok"),
+        call("x", "exit_plan_mode", {"plan_path": "plans/refactor.md"},
+             "Plan rejected. User feedback: keep parsing where it is\n\nThe plan is stored at: /h/refactor.md"),
+        call("y", "exit_plan_mode", {"plan_path": "plans/refactor.md"},
+             "Plan approved. Switching to default mode.\n\nThe approved implementation plan is stored at: x")]}])
+    events = transcripts.read(path).events
+    assert [(e.role, e.text, e.error) for e in events if e.role in ("plan", "user")] == [
+        ("user", "plan the refactor", False), ("plan", plan_text, True),
+        ("user", "keep parsing where it is", False), ("plan", plan_text, False)]
+
+
 def test_gemini_subagent_recording_is_a_side_chain(tmp_path: Path) -> None:
     header = dict(GEMINI[0], kind="subagent")
     path = write(tmp_path / "s.jsonl", [header, {"id": "u", "type": "user", "content": "Investigate the parser"}])
@@ -337,8 +356,10 @@ def test_codex_request_user_input_and_proposed_plan(tmp_path: Path) -> None:
         {"header": "Store", "id": "store", "question": "Where should sessions live?",
          "options": [{"label": "Redis (Recommended)", "description": "fast"}, {"label": "Postgres", "description": "one db"}]},
         {"header": "Scope", "id": "scope", "question": "Include the admin UI?",
-         "options": [{"label": "Yes"}, {"label": "No"}]}]}
-    answers = {"answers": {"scope": {"answers": ["No"]},
+         "options": [{"label": "Yes"}, {"label": "No"}]},
+        {"header": "Key", "id": "key", "question": "Paste the deploy token", "isOther": True, "isSecret": True,
+         "options": None}]}
+    answers = {"answers": {"scope": {"answers": ["No"]}, "key": {"answers": ["tok-123-secret"]},
                            "store": {"answers": ["Postgres", "user_note: we already run it; no new services"]}}}
     records = [
         _codex("session_meta", {"id": "cx-1", "cwd": "/w", "base_instructions": {"text": "x" * 20000}}),

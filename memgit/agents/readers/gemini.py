@@ -18,7 +18,7 @@ from typing import Any
 from memgit.agents.events import SHELL_TOOLS, Event, Transcript
 from memgit.agents.readers.exitcode import exit_code, failed
 from memgit.agents.readers.noise import user_text
-from memgit.agents.readers.questions import ASK_TOOLS, choices
+from memgit.agents.readers.questions import ASK_TOOLS, PLAN_TOOLS, choices, feedback, plan
 from memgit.agents.readers.reader import Head, Lines, cut, records, stamp
 from memgit.agents.readers.toolcall import tool_call
 
@@ -58,12 +58,13 @@ def read(lines: Lines, transcript: Transcript) -> None:
             messages[record["id"]] = (number, record)
         else:
             transcript.skipped += 1
+    written: dict[str, str] = {}  # file name → what write_file last wrote there (a plan is such a file)
     for number, message in messages.values():
         kind = message.get("type")
         if kind == "user":
             _user(number, message, transcript, side)
         elif kind == "gemini":
-            _model(number, message, transcript, side)
+            _model(number, message, transcript, side, written)
         elif kind not in _KNOWN:
             transcript.skipped += 1
 
@@ -90,7 +91,8 @@ def _user(number: int, message: dict[str, Any], transcript: Transcript, side: bo
         transcript.events.append(Event(number, "user", cut(text), sidechain=side))
 
 
-def _model(number: int, message: dict[str, Any], transcript: Transcript, side: bool) -> None:
+def _model(number: int, message: dict[str, Any], transcript: Transcript, side: bool,
+           written: dict[str, str]) -> None:
     text = _text(message.get("content")).strip()
     if text:
         transcript.events.append(Event(number, "assistant", cut(text), sidechain=side))
@@ -111,6 +113,28 @@ def _model(number: int, message: dict[str, Any], transcript: Transcript, side: b
         if name in ASK_TOOLS:
             transcript.events.extend(choices(number, name, args, text, error=status in _FAILED,
                                              call_id=call_id, side=side))
+        elif isinstance(args, dict) and name == "write_file" and isinstance(args.get("content"), str):
+            written[_name(str(args.get("file_path") or ""))] = args["content"]
+        elif isinstance(args, dict) and name in PLAN_TOOLS:
+            _plan(number, args, text, status, transcript, side, written)
+
+
+def _plan(number: int, args: dict[str, Any], result: str, status: str, transcript: Transcript, side: bool,
+          written: dict[str, str]) -> None:
+    """The plan an `exit_plan_mode` call put to the user: the file the agent wrote it to, approved
+    or rejected (the user's feedback on a rejected plan is their words)."""
+    where = str(args.get("plan_path") or args.get("plan_filename") or "")
+    cancelled = status in _FAILED or "cancelled" in result[:200].lower()
+    proposed = plan(number, written.get(_name(where)) or where, result, error=cancelled, side=side)
+    if proposed:
+        transcript.events.append(proposed)
+    said = user_text(feedback(result))
+    if said:
+        transcript.events.append(Event(number, "user", cut(said), sidechain=side))
+
+
+def _name(path: str) -> str:
+    return re.split(r"[\\/]", path)[-1]
 
 
 def _result(result: Any) -> tuple[str | None, bool]:

@@ -1,7 +1,8 @@
 """What an agent put to the user through a tool and what the user answered: the questions with
 options (Claude Code's `AskUserQuestion`, Codex's `request_user_input`, Gemini CLI's `ask_user`,
 pi's ask tools) as `choice` events, one a question answered, and the plans the user approved or
-rejected (Claude Code's `ExitPlanMode`, Codex's `<proposed_plan>` blocks) as `plan` events.
+rejected (Claude Code's `ExitPlanMode`, Gemini CLI's `exit_plan_mode`, Codex's `<proposed_plan>`
+blocks) as `plan` events.
 
 Every format asks the same way (`questions`: a question, an id or header, options with labels)
 but answers in its own: a JSON object of answers keyed by question, id or position, or a sentence
@@ -22,16 +23,17 @@ from memgit.agents.readers.reader import cut
 ASK_TOOLS = {"AskUserQuestion", "request_user_input", "ask_user", "AskQuestions", "ask_questions", "ask",
              "question", "questionnaire", "AskUserQuestions"}
 #: Tools that put a plan to the user for approval.
-PLAN_TOOLS = {"ExitPlanMode"}
+PLAN_TOOLS = {"ExitPlanMode", "exit_plan_mode"}
 _NOTE = re.compile(r"^\s*(?:user[_ ]?notes?|notes?)\s*:\s*", re.IGNORECASE)
 _SELECTED = re.compile(r"^\s*User (?:selected|answered|chose|picked):\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 #: A result that says no answer was given: the dialog was dismissed, or the tool could not ask.
 _UNANSWERED = re.compile(r"dismissed|declined|cancel+ed|unavailable|without answering|did not answer"
                          r"|doesn't want to proceed|was rejected", re.IGNORECASE)
 _PROPOSED = re.compile(r"<proposed_plan>\s*(.*?)\s*(?:</proposed_plan>|$)", re.DOTALL)
-_REJECTED = re.compile(r"doesn't want to proceed|was rejected|rejected (?:the|your) plan|not approved", re.IGNORECASE)
+_REJECTED = re.compile(r"doesn't want to proceed|was rejected|rejected (?:the|your) plan|not approved|plan rejected",
+                       re.IGNORECASE)
 #: The words a user typed when they turned a tool call down (Claude Code puts them in the result).
-_FEEDBACK = re.compile(r"the user said:\s*\n(.+)", re.DOTALL | re.IGNORECASE)
+_FEEDBACK = re.compile(r"the user said:\s*\n(.+)|User feedback:\s*(.+?)(?:\n\n|$)", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ class Question:
 
 
 def questions_of(data: Any) -> list[Question]:
-    """The questions a call's input asks: a `questions` list, or one `question` with options."""
+    """The questions a call's input asks: a `questions` list, or one `question` with options; a
+    question whose answer is secret is left out."""
     if not isinstance(data, dict):
         return []
     raw = data.get("questions")
@@ -52,6 +55,8 @@ def questions_of(data: Any) -> list[Question]:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("question"), str):
             continue
+        if item.get("isSecret") or item.get("is_secret") or item.get("type") in ("secret", "password"):
+            continue  # a token or a password typed in: never an answer to keep
         options = item.get("options")
         labels = tuple(_label(o) for o in options if _label(o)) if isinstance(options, list) else ()
         found.append(Question(str(item.get("id") or ""), item["question"].strip(),
@@ -101,7 +106,7 @@ def proposed_plans(number: int, text: str) -> list[Event]:
 def feedback(result: str) -> str:
     """What the user typed when they turned a tool call down, from the tool's result."""
     found = _FEEDBACK.search(result) if _REJECTED.search(result[:400]) else None
-    return found.group(1).strip() if found else ""
+    return (found.group(1) or found.group(2) or "").strip() if found else ""
 
 
 def _label(option: Any) -> str:
