@@ -173,7 +173,9 @@ PI_V3 = [
     {"type": "session", "version": 3, "id": "0193-abc", "timestamp": "2026-04-01T09:00:00Z", "cwd": "/w/proj"},
     _entry("model_change", 1, provider="anthropic", modelId="claude-x"),
     _entry("thinking_level_change", 2, thinkingLevel="high"),
-    _msg(3, "user", [{"type": "text", "text": "Make the tests pass. We use pytest -q, never unittest."}]),
+    _msg(3, "user", [{"type": "text", "text": '<skill name="testing" location="/h/.pi/skills/testing/SKILL.md">\n'
+                                              'Always run the whole suite.\n</skill>\n\n'
+                                              "Make the tests pass. We use pytest -q, never unittest."}]),
     _msg(4, "assistant", [{"type": "thinking", "thinking": "let me run them"},
                           {"type": "text", "text": "Running the tests."},
                           {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "pytest -q"}}],
@@ -206,6 +208,7 @@ def test_pi_session_messages_tools_and_exit_status(tmp_path: Path) -> None:
         ("bash", "pytest -q", (), ()), ("bash", "git status --short", (), ())]
     assert [e.error for e in events if e.role == "tool_result"] == [True, False, False, False]
     assert transcript.edited_files == ["/w/proj/calc.py"]
+    assert events[0].text == "Make the tests pass. We use pytest -q, never unittest."  # not the skill's body
 
 
 def test_pi_result_exit_code_counts_when_the_error_flag_is_missing(tmp_path: Path) -> None:

@@ -3,13 +3,15 @@ header (with a `version` from v2 on), then one entry a line. A `message` entry h
 assistant or `toolResult` message (assistant content is text, thinking and `toolCall` blocks), or a
 command the user ran themselves (`bashExecution`, with its exit code); `compaction` and
 `branch_summary` entries summarise what came before. Model and thinking-level changes, labels,
-extension state and the messages extensions inject are known and passed over.
+extension state, the messages extensions inject and the body of a skill the user invoked are
+known and passed over.
 
 An ask tool's answers (pi's ask and questionnaire extensions) become `choice` events."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +26,9 @@ FORMAT = "pi"
 _PASSED = {"model_change", "thinking_level_change", "label", "session_info", "custom", "custom_message"}
 _SUMMARIES = ("compaction", "branch_summary")
 _QUIET = ("custom", "hookMessage", "branchSummary", "compactionSummary")  # roles nobody typed
+#: A skill's body pi puts into the user's message when they invoke `/skill:name`; what follows it
+#: is what they typed.
+_SKILL = re.compile(r"<skill name=\"[^\"]*\"[^>]*>.*?</skill>\s*", re.DOTALL)
 
 
 def sniff(head: Head) -> bool:
@@ -53,7 +58,7 @@ def read(lines: Lines, transcript: Transcript) -> None:
 def _message(number: int, message: dict[str, Any], transcript: Transcript, asked: dict[str, Any]) -> None:
     events, role, content = transcript.events, message.get("role"), message.get("content")
     if role == "user":
-        text = user_text(blocks_text(content))
+        text = user_text(_SKILL.sub("", blocks_text(content)))
         if text:
             events.append(Event(number, "user", cut(text)))
     elif role == "assistant":
