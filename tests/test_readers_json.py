@@ -147,6 +147,13 @@ def test_gemini_plan_approved_and_rejected(tmp_path: Path) -> None:
         ("user", "keep parsing where it is", False), ("plan", plan_text, False)]
 
 
+def test_gemini_recording_on_one_line(tmp_path: Path) -> None:
+    whole = dict(GEMINI[0], messages=[{"id": "u", "type": "user", "content": "rename the module"},
+                                      {"id": "g", "type": "gemini", "content": "Renamed."}])
+    events = transcripts.read(write(tmp_path / "s.jsonl", [whole])).events
+    assert [(e.line, e.role, e.text) for e in events] == [(1, "user", "rename the module"), (1, "assistant", "Renamed.")]
+
+
 def test_gemini_subagent_recording_is_a_side_chain(tmp_path: Path) -> None:
     header = dict(GEMINI[0], kind="subagent")
     path = write(tmp_path / "s.jsonl", [header, {"id": "u", "type": "user", "content": "Investigate the parser"}])

@@ -18,7 +18,7 @@ _EXIT_LINE = re.compile(r"^\s*(?:exit code:|(?:command|process) exited with code
 #: A failure's mark at the start of a line, after the `[rank0]: `-style tag a launcher may put
 #: before each line of a worker's output.
 _FAILURE = re.compile(r"^(?:\[[^\]\n]{1,40}\]:?[ \t]*)?(Traceback \(most recent call last\)|FAILED |fatal: |error: "
-                      r"|error\[E\d+\]|npm ERR!|npm error |BUILD FAILED|FAILURE: Build failed)", re.MULTILINE)
+                      r"|error\[E\d+\]|npm ERR!|BUILD FAILED|FAILURE: Build failed)", re.MULTILINE)
 #: Lines that head a command's output without saying what went wrong.
 _HEADER = re.compile(r"(?i)^(error: )?(exit code:? -?\d+|wall time:.*|output:)$")
 

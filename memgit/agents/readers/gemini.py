@@ -47,13 +47,14 @@ def read(lines: Lines, transcript: Transcript) -> None:
             cut_at = ids.index(record["$rewindTo"]) if record["$rewindTo"] in ids else len(ids)
             for gone in ids[cut_at:]:
                 del messages[gone]
-        elif isinstance(record.get("$set"), dict):
-            side = _header(transcript, record["$set"]) or side
-            for message in record["$set"].get("messages") or ():
+        elif ("sessionId" in record and "type" not in record) or isinstance(record.get("$set"), dict):
+            header = record["$set"] if isinstance(record.get("$set"), dict) else record
+            side = _header(transcript, header) or side
+            # a header may carry messages: a resumed session's, or a whole recording on one line
+            listed = header.get("messages")
+            for message in listed if isinstance(listed, list) else ():
                 if isinstance(message, dict) and isinstance(message.get("id"), str):
                     messages[message["id"]] = (number, message)
-        elif "sessionId" in record and "type" not in record:
-            side = _header(transcript, record) or side
         elif isinstance(record.get("id"), str) and isinstance(record.get("type"), str):
             messages[record["id"]] = (number, record)
         else:
