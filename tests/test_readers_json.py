@@ -328,7 +328,11 @@ def test_claude_ask_user_question_answer_is_a_choice(tmp_path: Path) -> None:
         _claude(9, "user", [{"type": "tool_result", "tool_use_id": "a3", "is_error": True,
                              "content": "The user doesn't want to proceed with this tool use."}]),
     ]
-    events = transcripts.read(write(tmp_path / "s.jsonl", records)).events
+    records += [{"type": "permission-mode", "permissionMode": "plan", "sessionId": "cc-1"},
+                {"type": "mode", "mode": "normal", "sessionId": "cc-1"}]  # bookkeeping: nothing to read
+    transcript = transcripts.read(write(tmp_path / "s.jsonl", records))
+    events = transcript.events
+    assert transcript.skipped == 0
     choices = [(e.line, e.target, e.options, e.text) for e in events if e.role == "choice"]
     expected = (question, ("Skip the hook", "Fix the errors"), "Fix the errors; never skip hooks")
     assert choices == [(3, *expected), (5, *expected),

@@ -16,7 +16,7 @@ FORMAT = "claude"
 _TYPES = {"summary", "user", "assistant", "system", "file-history-snapshot", "ai-title", "custom-title",
           "attachment", "progress", "queue-operation"}
 _RECORDS = ("user", "assistant", "system", "summary", "attachment", "progress")
-_BOOKKEEPING = ("title", "tag", "snapshot", "operation", "link", "prompt")  # known, nothing to read
+_BOOKKEEPING = ("title", "tag", "snapshot", "operation", "link", "prompt", "mode")  # known, nothing to read
 
 
 _SHARED = ("user", "assistant", "system", "summary")  # record types other formats use too
