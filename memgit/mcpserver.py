@@ -1,6 +1,6 @@
 """`memgit mcp`: the memory store served to agents over MCP (stdio).
 
-The only module that imports the MCP SDK (`pip install 'memgit[mcp]'`). Every tool calls the
+The only module that imports the MCP SDK (`pip install 'memgit-agent[mcp]'`). Every tool calls the
 same `Memgit` method as the CLI command of the same name; a `MemgitError` comes back as an MCP
 tool error with the CLI's message, so a bad call never stops the server. One `Memgit` stays
 open for the server's life: the index (and embedder) are loaded once, and a recall costs only
@@ -37,8 +37,16 @@ def _sdk() -> tuple[Any, Any, Any]:
         from mcp.server.mcpserver import MCPServer  # the MCP SDK only under `memgit mcp`
         from mcp.server.mcpserver.exceptions import ToolError  # the MCP SDK only under `memgit mcp`
         from pydantic import Field  # the MCP SDK only under `memgit mcp`
-    except ImportError:
-        raise MemgitError("the MCP server needs the MCP SDK: pip install 'memgit[mcp]'") from None
+    except ImportError as exc:
+        from memgit.distribution import clash  # only when the SDK is missing
+
+        # Another package's `memgit` in this environment pins an older SDK: say so rather than
+        # suggest an install that would not last.
+        problem = clash()
+        if problem:
+            raise MemgitError(f"the MCP server cannot load the MCP SDK ({exc}): {problem}") from None
+        raise MemgitError("the MCP server needs the MCP SDK: pip install 'memgit-agent[mcp]' "
+                          "(with pipx: pipx install 'memgit-agent[mcp]')") from None
     return MCPServer, ToolError, Field
 
 
@@ -212,12 +220,9 @@ def build(mem: "Memgit") -> "MCPServer":
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # only for the version
+    from memgit.distribution import version  # reads the installed metadata: only for the server's version
 
-    try:
-        return version("memgit")
-    except PackageNotFoundError:
-        return ""
+    return version() or ""
 
 
 def serve(path: str | Path = ".", memory_dir: str | None = None) -> None:
