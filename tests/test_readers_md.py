@@ -469,7 +469,7 @@ def test_format_is_said_and_can_be_forced(store: Path, tmp_path: Path) -> None:
     assert wrong.stderr == f"Error: {path} is not in the aider format (it looks like chat: leave out --format)\n"
     unknown = run(store, "capture", "--format", "slack", str(path))
     assert unknown.exit_code == 1
-    assert unknown.stderr == ("Error: unknown transcript format 'slack': memgit reads codex, claude, cursor, "
+    assert unknown.stderr == ("Error: unknown transcript format 'slack': memgit reads codex, gemini, pi, claude, export, cursor, "
                               "specstory, cctrace, aider, chat\n")
 
 
