@@ -645,3 +645,30 @@ User has answered your questions: "Which cache backend?"="Memcached". You can no
     assert said(t.events) == ["set up the cache"]
     assert [(e.role, e.target, e.options, e.text) for e in t.events if e.role == "choice"] == [
         ("choice", "Which cache backend?", ("Redis", "Memcached"), "Memcached")]
+
+
+def test_a_plan_put_to_the_user_in_an_export(tmp_path: Path) -> None:
+    text = """### User
+
+move the cache behind an interface
+
+### Assistant
+
+**Tool call:** `ExitPlanMode`
+
+```json
+{"plan": "1. Add a Cache protocol\\n2. Move Redis behind it"}
+```
+
+### User
+
+**Tool result:**
+
+```
+The user doesn't want to proceed with this tool use. The tool use was rejected.
+```
+"""
+    t = transcripts.read(write(tmp_path, "plan.md", text))
+    assert [(e.role, e.text.splitlines()[0], e.error) for e in t.events if e.role == "plan"] == [
+        ("plan", "1. Add a Cache protocol", True)]
+    assert said(t.events) == ["move the cache behind an interface"]

@@ -13,7 +13,8 @@ from collections import deque
 from typing import Any
 
 from memgit.agents.events import Transcript
-from memgit.agents.readers.markdown import FENCE, answers, json_call
+from memgit.agents.readers import questions
+from memgit.agents.readers.markdown import FENCE, json_call
 from memgit.agents.readers.reader import Head, Lines, Turns
 
 FORMAT = "chat"
@@ -47,8 +48,8 @@ def read_turns(lines: Lines, transcript: Transcript, heading: re.Pattern[str]) -
     pending = ""  # the tool marker whose code block comes next: "call NAME" or "result [error]"
     fence, body, start = "", list[str](), 0  # the code block being read (marker, lines, first line)
     depth = 0  # open <details> blocks (an export's thinking or collapsed output)
-    calls: deque[str | list[Any]] = deque()  # the tool calls not answered yet, in order: a shell
-    # call's id, the questions an AskUserQuestion call asked, or "" for any other
+    calls: deque[str | tuple[str, Any]] = deque()  # the tool calls not answered yet, in order: a
+    # shell call's id, a question or plan tool and its input, or "" for any other
     for number, raw in lines:
         line = raw.decode("utf-8", "replace").rstrip("\r\n")
         stripped = line.lstrip()
@@ -104,27 +105,34 @@ def read_turns(lines: Lines, transcript: Transcript, heading: re.Pattern[str]) -
     turns.end()
 
 
-def _tool(turns: Turns, pending: str, number: int, text: str, calls: deque[str | list[Any]]) -> None:
+def _tool(turns: Turns, pending: str, number: int, text: str, calls: deque[str | tuple[str, Any]]) -> None:
     """A tool call's input block, or a tool result's output block, into the turn."""
     kind, _, rest = pending.partition(" ")
     if kind == "call":
-        if rest.lower() == "askuserquestion":
-            calls.append(_questions(text))
+        if rest in questions.ASK_TOOLS or rest in questions.PLAN_TOOLS:
+            calls.append((rest, _json(text)))  # answered by the result
             return
         command = json_call(turns, number, rest, text)
         calls.append(turns.call(number, command) if command else "")
     elif calls:
         call = calls.popleft()
-        if isinstance(call, list):
-            answers(turns, number, call, text)
+        if isinstance(call, tuple):
+            tool, data = call
+            error = rest == "error"
+            if tool in questions.PLAN_TOOLS:
+                planned = questions.plan(number, str(data.get("plan") or "") if isinstance(data, dict) else "",
+                                         text, error=error)
+                found = [planned] if planned else []
+            else:
+                found = questions.choices(number, tool, data, text, error=error)
+            for event in found:
+                turns.emit(event, number + 1)
         elif call:
             turns.result(number, call, text, error=rest == "error")
 
 
-def _questions(text: str) -> list[Any]:
+def _json(text: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except ValueError:
-        return []
-    asked = data.get("questions") if isinstance(data, dict) else None
-    return [q for q in asked if isinstance(q, dict)] if isinstance(asked, list) else []
+        return None

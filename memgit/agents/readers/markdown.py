@@ -33,7 +33,6 @@ _PATH = re.compile(r"^\s*`?(\.{0,2}/?[\w.\-/\\]+\.\w+)`?\s*$")
 _QUESTION = re.compile(r"^\*\*(?!Answer:)(.+?)\*\*(?:\s*_\(select multiple\)_)?\s*$")
 _OPTION = re.compile(r"^- \*\*(.+?)\*\*")
 _ANSWER = re.compile(r"^\*\*Answer:\*\*\s*(.+?)\s*$")
-_ANSWERED = re.compile(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
 _ERROR_MARK = re.compile(r"^\s*\**(?:Error|Failed)\**:?\**\s*$", re.IGNORECASE)
 
 
@@ -98,16 +97,6 @@ def _asked(turns: Turns, number: int, lines: list[tuple[int, str]]) -> None:
     if answer:
         turns.emit(Event(number, "choice", answer, tool="AskUserQuestion", target=" / ".join(questions),
                          options=options), number + 1)
-
-
-def answers(turns: Turns, number: int, questions: list[dict[str, object]], text: str) -> None:
-    """The user's answers in a tool result (`"question"="answer", …`) to the questions asked."""
-    for question, answer in _ANSWERED.findall(text):
-        asked = next((q for q in questions if q.get("question") == question), {})
-        raw = asked.get("options")
-        labels = tuple(str(o.get("label")) for o in raw if isinstance(o, dict)) if isinstance(raw, list) else ()
-        turns.emit(Event(number, "choice", answer, tool="AskUserQuestion", target=question, options=labels),
-                   number + 1)
 
 
 def json_call(turns: Turns, number: int, name: str, text: str) -> str:
