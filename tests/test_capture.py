@@ -171,6 +171,8 @@ def test_chat_logs() -> None:
     ]
     assert candidates(AIDER) == [
         ("convention", "Always keep the API handlers in app/api/ thin; business logic goes in app/services/", "user"),
+        ("summary", "Session: Always keep the API handlers in app/api/ thin; business logic goes in app/services/",
+         "inferred"),  # Aider's "Applied edit to app/api/orders.py": the session changed a file
     ]
 
 
