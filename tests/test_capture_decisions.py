@@ -1,0 +1,183 @@
+"""Decisions the user made: answers to questions asked through a tool, approved plans, and choices
+stated in the user's own words (renames, a technology picked over another, a scope, a rejection)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memgit.agents import transcripts
+from memgit.agents.events import Event
+from memgit.capture.decisions import decisions
+from memgit.capture.extract import extract
+from memgit.cli import cli
+
+
+def user(line: int, text: str) -> Event:
+    return Event(line, "user", text)
+
+
+def agent(line: int, text: str) -> Event:
+    return Event(line, "assistant", text)
+
+
+# -- answers through a tool --------------------------------------------------------------------------
+
+QUESTION = "How should the first release handle live orders?"
+OPTIONS = ("Paper trading only (Recommended)", "Live orders behind a flag", "Live orders by default")
+
+
+def test_a_picked_option_with_a_note_is_a_decision_titled_by_the_note() -> None:
+    answer = Event(40, "choice", "Paper trading only (Recommended)\nuser_note: Keep the exchange adapter "
+                   "isolated so live trading can be added later.", target=QUESTION, options=OPTIONS)
+    [found] = decisions([agent(39, "A few questions first."), answer])
+    assert found.kind == "decision" and found.source == "user" and found.evidence == (40,)
+    assert found.title == "Keep the exchange adapter isolated so live trading can be added later"
+    assert found.body == (f"Question: {QUESTION}\n"
+                          "Chosen: Paper trading only\n"
+                          "Rejected: Live orders behind a flag; Live orders by default\n"
+                          "The user's note: Keep the exchange adapter isolated so live trading can be added later.")
+
+
+def test_a_picked_option_alone_is_titled_by_the_option_and_the_question() -> None:
+    [found] = decisions([Event(7, "choice", "Live orders behind a flag", target=QUESTION, options=OPTIONS)])
+    assert found.title == "Live orders behind a flag — How should the first release handle live orders"
+    assert "Chosen: Live orders behind a flag\nRejected: Paper trading only; Live orders by default" in found.body
+
+
+def test_a_free_answer_is_matched_to_the_option_it_restates() -> None:
+    answer = Event(12, "choice", "the check passes on main; fix the warnings",
+                   target="The lint hook fails on warnings in code we did not touch. How should we proceed?",
+                   options=("Skip the hook (--no-verify)", "Fix the warnings first"))
+    [found] = decisions([answer])
+    assert "Chosen: Fix the warnings first\nRejected: Skip the hook (--no-verify)" in found.body
+    assert found.title == "The check passes on main; fix the warnings"
+
+
+def test_an_answer_in_no_option_s_words_is_kept_as_the_user_s_own_choice() -> None:
+    answer = Event(5, "choice", "Neither: store the settings in pyproject.toml", target="Where do settings live?",
+                   options=("A new settings.ini", "Environment variables"))
+    [found] = decisions([answer])
+    assert "Chosen:" not in found.body and "Rejected: A new settings.ini; Environment variables" in found.body
+    assert found.files == ("pyproject.toml",)
+
+
+def test_a_failed_or_empty_answer_is_no_decision() -> None:
+    assert decisions([Event(3, "choice", "", target=QUESTION, options=OPTIONS),
+                      Event(4, "choice", "ok", target=QUESTION, options=OPTIONS),
+                      Event(5, "choice", "Paper trading only", target=QUESTION, options=OPTIONS, error=True),
+                      Event(6, "choice", "Paper trading only", target=QUESTION, options=OPTIONS,
+                            sidechain=True)]) == []
+
+
+# -- plans -------------------------------------------------------------------------------------------
+
+PLAN = """<proposed_plan>
+# Ledger: an append-only event store
+
+## Summary
+Build the ledger as an append-only log with snapshots. It replaces the mutable tables.
+
+## Storage
+- One segment file per day under data/segments/.
+
+## Replay
+- Rebuild any account from its events.
+</proposed_plan>"""
+
+
+def test_a_plan_followed_by_implement_the_plan_is_approved_with_its_title_goal_and_headings() -> None:
+    [found] = decisions([Event(20, "plan", PLAN), user(24, "Implement the plan.")])
+    assert found.title == "Approved plan: Ledger: an append-only event store"
+    assert found.body == ("The user approved this plan: Build the ledger as an append-only log with snapshots.\n"
+                          "- Storage\n- Replay")
+    assert found.evidence == (20, 24)
+
+
+def test_a_plan_through_a_tool_that_was_not_rejected_was_approved() -> None:
+    [found] = decisions([Event(9, "plan", "1. Add a retry policy\n2. Use it in the client", tool="ExitPlanMode")])
+    assert found.title == "Approved plan: Add a retry policy" and found.evidence == (9,)
+
+
+def test_a_rejected_or_unanswered_plan_is_no_decision() -> None:
+    assert decisions([Event(9, "plan", PLAN, tool="ExitPlanMode", error=True)]) == []
+    assert decisions([Event(9, "plan", PLAN), user(12, "no, keep the tables and add an audit log")]) == []
+    assert decisions([Event(9, "plan", PLAN)]) == []
+
+
+# -- choices stated in chat ----------------------------------------------------------------------------
+
+def said(*texts: str) -> list[tuple[str, str]]:
+    events = []
+    for n, text in enumerate(texts):
+        events.append(user(2 * n + 1, text) if n % 2 == 0 else agent(2 * n + 1, text))
+    return [(c.title, c.body.splitlines()[0]) for c in decisions(events)]
+
+
+def test_renames_the_user_made_or_asked_for() -> None:
+    assert said("ok, I renamed this repo ledgerkit, from acct-tools, since it does more than accounts now.") \
+        == [("I renamed this repo ledgerkit, from acct-tools, since it does more than accounts now",
+             "Renamed: acct-tools -> ledgerkit")]
+    assert said("/mv src/Parser.ts src/Tokenizer.ts") == [("/mv src/Parser.ts src/Tokenizer.ts",
+                                                            "Renamed: src/Parser.ts -> src/Tokenizer.ts")]
+    events = [user(1, "yes, please rename one of them so the two configs are not confused"),
+              agent(2, "Done."),
+              Event(3, "tool_call", tool="Bash", command="mv .ci/build.yml .ci/build-matrix.yml", action="run")]
+    [found] = decisions(events)
+    assert found.title == "Renamed .ci/build.yml to .ci/build-matrix.yml"
+
+
+def test_a_tool_scope_or_page_chosen_in_words() -> None:
+    assert said("hmm I have no licence for it, let's use Inter font instead") == [
+        ("I have no licence for it, let's use Inter font instead", "Chosen: Inter font")]
+    assert said("wire the app to use SQLite instead of the Postgres container")[0][1] == "Chosen: SQLite"
+    assert said("i want the API docs to be rebuilt whenever a tag is pushed")[0][0] \
+        == "I want the API docs to be rebuilt whenever a tag is pushed"
+    assert said("focus on the backend, I will handle the frontend")[0][0] == \
+        "Focus on the backend, I will handle the frontend"
+    assert said("the /settings page should be same as the /profile page, same layout")[0][0].startswith(
+        "The /settings page should be same as")
+    assert said("change it to ToolOutput, then run the checks")[0][0] == "Change it to ToolOutput, then run the checks"
+    assert said("from the README, this section is no longer needed.")[0][1] == "Rejected: this section"
+
+
+def test_a_question_rejecting_something_counts_once_the_agent_removes_it() -> None:
+    removed = said("what if I didn't want a dark mode toggle tho?", "Understood, I removed the toggle from Header.tsx.")
+    assert removed == [("No dark mode toggle", "Rejected: dark mode toggle")]
+    assert said("what if I didn't want a dark mode toggle tho?", "You can hide it with a setting.") == []
+
+
+def test_one_off_steps_hedges_questions_rules_and_pastes_are_not_decisions() -> None:
+    assert said("run the tests") == []
+    assert said("fix this") == []
+    assert said("maybe we should use Redis instead") == []
+    assert said("should we use Redis instead?") == []
+    assert said("use this instead") == []
+    # A rule is a convention, found by the stated rules, not a decision.
+    assert said("Use pnpm instead of npm in this repo.") == []
+    assert said("```\nlet's use sqlite instead\n```") == []
+    assert said("x" * 3100 + " let's use Redis instead") == []
+
+
+def test_the_agent_s_words_are_not_the_user_s_decision() -> None:
+    assert decisions([agent(1, "Let's use Redis instead of Memcached."), user(2, "thanks")]) == []
+
+
+# -- through a transcript and the command line -------------------------------------------------------
+
+def test_capture_proposes_the_decisions_of_a_chat_log(repo: Path, tmp_path: Path) -> None:
+    log = tmp_path / "session.md"
+    log.write_text("### Human\n\nThe Graphik licence is too expensive; let's use Inter instead.\n\n"
+                   "### Assistant\n\nSwitched the font stack to Inter in static/site.css.\n\n"
+                   "### Human\n\nrun the tests\n\n### Assistant\n\nAll 12 tests pass.\n", encoding="utf-8")
+    titles = [(c.kind, c.title) for c in extract(transcripts.read(log))]
+    assert ("decision", "The Graphik licence is too expensive; let's use Inter instead") in titles
+    runner = CliRunner()
+    assert runner.invoke(cli, ["-C", str(repo), "init"], catch_exceptions=False).exit_code == 0
+    result = runner.invoke(cli, ["-C", str(repo), "capture", "--json", str(log)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    found = [c for c in json.loads(result.stdout)["candidates"] if c["kind"] == "decision"]
+    assert [c["title"] for c in found] == ["The Graphik licence is too expensive; let's use Inter instead"]
+    assert found[0]["evidence"]["lines"] == [1]  # the turn's heading line
