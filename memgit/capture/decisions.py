@@ -31,8 +31,8 @@ _APPROVE = re.compile(r"^\s*(?:yes|yep|yeah|ok(?:ay)?|sure|sounds good|looks goo
 _RECOMMENDED = re.compile(r"\s*[(\[]\s*recommended\s*[)\]]\s*$|\s+[-—–]\s*recommended\s*$", re.IGNORECASE)
 _NOTE = re.compile(r"^\s*(?:user[_ ]note|note|other)\s*[:：]\s*", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]{3,}")
-_FILLER = re.compile(r"^(?:(?:ok(?:ay)?|so|yes|yeah|well|and|also|alright|then|now|hmm+|right|great|good)"
-                     r"[,.!:\s]+)+", re.IGNORECASE)
+_FILLER = re.compile(r"^[-*>_=\s]*(?:(?:ok(?:ay)?|so|yes|yeah|well|and|also|alright|then|now|hmm+|right|great|good)"
+                     r"[,.!:\s]+)*", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z@`\"'(])|(?<=[。！？；])|\n+")
 
 
@@ -58,7 +58,16 @@ def decisions(events: Sequence[Event]) -> list[Candidate]:
             continue
         if found is not None:
             out.append(found)
-    return out
+    return _latest(out)
+
+
+def _latest(found: list[Candidate]) -> list[Candidate]:
+    """A later "use X instead" of the same kind of thing ("… font") overrides an earlier one."""
+    def kind_of(c: Candidate) -> str:
+        first = c.body.split("\n", 1)[0]
+        return first.rsplit(" ", 1)[-1].lower() if first.startswith("Chosen: ") and " " in first[8:] else ""
+    kinds = [kind_of(c) for c in found]
+    return [c for i, c in enumerate(found) if not kinds[i] or kinds[i] not in kinds[i + 1:]]
 
 
 # -- answers to a question asked through a tool ----------------------------------------------------
@@ -203,6 +212,7 @@ def _first_sentence(text: str) -> str:
 # -- choices stated in the user's own words ---------------------------------------------------------
 
 _NAME = r"`[^`\n]{1,80}`|[\w@~./-]{2,80}"
+_P = r"(?:[^,;.!?\n]|\.(?=\w))"  # a phrase's character: no clause break, dotted names allowed
 _RENAMED = re.compile(
     rf"\b(?:i|we)(?:'ve| have)?\s+renamed\s+(?:(?:this|the|our|my)\s+)?(?:[\w-]+\s+){{0,3}}?"
     rf"(?:to\s+)?(?P<new>{_NAME})\s*,?\s+from\s+(?P<old>{_NAME})"
@@ -211,10 +221,10 @@ _RENAMED = re.compile(
     rf"|^\s*/?(?:git\s+)?mv\s+(?P<old3>\S+)\s+(?P<new3>\S+)\s*$", re.IGNORECASE)
 _INSTEAD = re.compile(
     r"\b(?:use|using|go with|switch(?:ing)? to|move to|migrate to|stick with|keep using)\s+"
-    r"(?P<new>[^,;.!?]{2,60}?)\s+(?:instead|rather than)(?:\s+of)?(?:\s+(?P<old>[^,;.!?]{2,80}))?"
-    r"|\bswitch(?:ing)?\s+from\s+(?P<old2>[^,;.!?]{2,40}?)\s+to\s+(?P<new2>[^,;.!?]{2,40})",
+    rf"(?P<new>{_P}{{2,60}}?)\s+(?:instead|rather than)(?:\s+of)?(?:\s+(?P<old>{_P}{{2,80}}))?"
+    rf"|\bswitch(?:ing)?\s+from\s+(?P<old2>{_P}{{2,40}}?)\s+to\s+(?P<new2>{_P}{{2,40}})",
     re.IGNORECASE)
-_WHENEVER = re.compile(r"\bi(?:\s+(?:want|need)|'d like|\s+would like)\s+(?P<what>[^,;.!?]{2,80}?)\s+to\s+"
+_WHENEVER = re.compile(rf"\bi(?:\s+(?:want|need)|'d like|\s+would like)\s+(?P<what>{_P}{{2,80}}?)\s+to\s+"
                        r"(?:be\s+|get\s+)?\w+(?:\s+\w+)?\s+(?:whenever|every\s*time|each time|automatically"
                        r"|on every|after every|as soon as)\b", re.IGNORECASE)
 _SCOPE = re.compile(r"\bfocus(?: only)? on (?:the )?[\w /-]{2,40}?[,;]?\s*(?:and |while |as )?(?:the )?[\w /-]{2,40}?"
@@ -245,8 +255,12 @@ _AGENT_RENAME = re.compile(rf"\brenam\w*\s+(?P<old>{_NAME})\s+to\s+(?P<new>{_NAM
 _MV = re.compile(r"(?:^|&&|;)\s*(?:git\s+)?mv\s+(?:-\w+\s+)*(?P<old>[^\s;&|]+)\s+(?P<new>[^\s;&|]+)\s*(?:$|&&|;)")
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|i think|i guess|not sure|might|probably|i wonder|should we|could we"
                     r"|would it|is it possible)\b", re.IGNORECASE)
-_PRONOUN = re.compile(r"^(?:it|that|this|them|those|these|one|you|anything|something|to worry|any)\b",
-                      re.IGNORECASE)
+_PRONOUN = re.compile(r"^(?:(?:it|that|this|them|those|these|one|anything|something|any)"
+                      r"(?:\s+(?:one|ones|stuff|thing|things))?\s*$|you\b|to worry\b)", re.IGNORECASE)
+#: A question, asked with or without its question mark.
+_ASKED = re.compile(r"^(?:how|what|why|where|which|when|who|can|could|would|should|shall|is|are|do|does|did"
+                    r"|will|any idea)\b", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*#{1,6}\s+(.+)$", re.MULTILINE)
 _REASON_NEXT = re.compile(r"^(?:because|since|as|the reason|that way|otherwise)\b", re.IGNORECASE)
 _STRUCTURE = re.compile(r"^\s*(?:#|\||>|│|```|~~~|\d+\s*\|)")
 _LONG_PASTE = 3000
@@ -270,13 +284,16 @@ def _said(event: Event, after: Sequence[Event]) -> list[Candidate]:
         if found is None:
             continue
         lines, title = found
+        if lines and lines[0] in ("Rejected: this", "Rejected: that", "Rejected: it"):
+            heading = _HEADING.search(event.text)  # "this" is the section the user quoted
+            lines[0] = f"Rejected: {heading.group(1).strip()}" if heading else lines[0]
         before = sentences[i - 1] if i else ""
         following = sentences[i + 1] if i + 1 < len(sentences) else ""
         words = plain
         if re.match(r"^so\b", sentence, re.IGNORECASE) and before:
             words = f"{before} {plain}"  # "so …" draws on the sentence before: that is the why
-        elif _REASON_NEXT.match(following):
-            words = f"{plain} {following}"
+        if following and (_REASON_NEXT.match(following) or lines[:1] and lines[0].startswith("Rejected")):
+            words = f"{words} {following}"  # why, or what replaces what was turned down
         body = "\n".join([*lines, f"The user's words: {shorten(words, 400)}"])
         return [Candidate("decision", make_title(title or plain), body, "user", 0.9, (event.line,),
                           files=anchored_files(body))]
@@ -285,7 +302,7 @@ def _said(event: Event, after: Sequence[Event]) -> list[Candidate]:
 
 def _stated_choice(sentence: str, reply: Sequence[Event]) -> tuple[list[str], str] | None:
     """What a sentence decided (body lines, and a title when not the sentence itself), or None."""
-    asked = sentence.rstrip().endswith(("?", "？"))
+    asked = sentence.rstrip().endswith(("?", "？")) or bool(_ASKED.match(sentence))
     if _HEDGE.search(sentence) and not _WHAT_IF.search(sentence):
         return None
     rename = _RENAMED.search(sentence)
@@ -302,7 +319,8 @@ def _stated_choice(sentence: str, reply: Sequence[Event]) -> tuple[list[str], st
         what = re.sub(r"^(?:an?|the)\s+", "", what_if.group("what").strip(), flags=re.IGNORECASE)
         if removal is None or _PRONOUN.match(what):
             return None
-        return [f"Rejected: {what}", f"The agent: {shorten(_first_sentence(removal.text), 200)}"], f"No {what}"
+        said = next((s for s in _sentences(removal.text) if _REMOVED.search(s)), removal.text)
+        return [f"Rejected: {what}", f"The agent: {shorten(said, 200)}"], f"No {what}"
     if asked:
         return None
     instead = _INSTEAD.search(sentence)
