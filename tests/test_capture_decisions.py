@@ -181,3 +181,21 @@ def test_capture_proposes_the_decisions_of_a_chat_log(repo: Path, tmp_path: Path
     found = [c for c in json.loads(result.stdout)["candidates"] if c["kind"] == "decision"]
     assert [c["title"] for c in found] == ["The Graphik licence is too expensive; let's use Inter instead"]
     assert found[0]["evidence"]["lines"] == [1]  # the turn's heading line
+
+
+def test_vague_objects_and_talk_about_the_answer_are_not_decisions() -> None:
+    assert said("I don't want you to touch the migrations") == []
+    assert said("i don't need an explanation, just the fix") == []
+    assert said("let's use the other one instead") == []
+    assert said("use a different approach instead") == []
+    assert said("how can i use #336699 instead of the red") == []  # a question without its mark
+
+
+def test_a_later_choice_of_the_same_kind_overrides_an_earlier_one() -> None:
+    found = said("let's use Graphik font instead", "Done.", "I have no licence; let's use Inter font instead")
+    assert [body for _, body in found] == ["Chosen: Inter font"]
+
+
+def test_this_in_a_comment_on_a_quoted_section_is_the_section() -> None:
+    text = "### Manual Setup\n\nRun the installer by hand.\n\nfrom the README, this is no longer needed."
+    assert said(text) == [("From the README, this is no longer needed", "Rejected: Manual Setup")]

@@ -255,8 +255,13 @@ _AGENT_RENAME = re.compile(rf"\brenam\w*\s+(?P<old>{_NAME})\s+to\s+(?P<new>{_NAM
 _MV = re.compile(r"(?:^|&&|;)\s*(?:git\s+)?mv\s+(?:-\w+\s+)*(?P<old>[^\s;&|]+)\s+(?P<new>[^\s;&|]+)\s*(?:$|&&|;)")
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|i think|i guess|not sure|might|probably|i wonder|should we|could we"
                     r"|would it|is it possible)\b", re.IGNORECASE)
+#: No durable object: a pronoun, "the other one", "a different approach", or talk about the answer itself.
 _PRONOUN = re.compile(r"^(?:(?:it|that|this|them|those|these|one|anything|something|any)"
-                      r"(?:\s+(?:one|ones|stuff|thing|things))?\s*$|you\b|to worry\b)", re.IGNORECASE)
+                      r"(?:\s+(?:one|ones|stuff|thing|things))?\s*$|you\b|to worry\b"
+                      r"|(?:an?\s+|the\s+)?(?:first|second|third|last|other|previous|same|different|another"
+                      r"|new|better|simpler)(?:\s+(?:one|ones|way|approach|option|version|method))?\s*$"
+                      r"|(?:an?\s+|the\s+|any\s+)?(?:explanation|details?|summary|answer|examples?|help|more"
+                      r"|further|lecture|apolog\w*|reply|response|confirmation|permission)\b)", re.IGNORECASE)
 #: A question, asked with or without its question mark.
 _ASKED = re.compile(r"^(?:how|what|why|where|which|when|who|can|could|would|should|shall|is|are|do|does|did"
                     r"|will|any idea)\b", re.IGNORECASE)
