@@ -101,6 +101,13 @@ def test_a_plan_through_a_tool_that_was_not_rejected_was_approved() -> None:
     assert found.title == "Approved plan: Add a retry policy" and found.evidence == (9,)
 
 
+def test_a_plan_the_agent_carries_out_before_the_user_objects_was_approved() -> None:
+    events = [Event(9, "plan", PLAN), Event(11, "tool_call", tool="Edit", action="edit", files=("ledger.py",)),
+              user(15, "nice")]
+    [found] = decisions(events)
+    assert found.title == "Approved plan: Ledger: an append-only event store" and found.evidence == (9,)
+
+
 def test_a_rejected_or_unanswered_plan_is_no_decision() -> None:
     assert decisions([Event(9, "plan", PLAN, tool="ExitPlanMode", error=True)]) == []
     assert decisions([Event(9, "plan", PLAN), user(12, "no, keep the tables and add an audit log")]) == []

@@ -132,11 +132,14 @@ def _closest(answer: str, options: list[str]) -> str | None:
 def _approved(plan: Event, after: Sequence[Event]) -> Candidate | None:
     if plan.error or not plan.text.strip():
         return None
-    reply = next((e for e in after if e.role in ("user", "plan")), None)
+    at = next((i for i, e in enumerate(after) if e.role in ("user", "plan")), len(after))
+    reply = after[at] if at < len(after) else None
     said_yes = reply is not None and reply.role == "user" and len(reply.text) < 120 \
         and bool(_APPROVE.match(reply.text))
-    # A plan put through a tool (Claude Code's ExitPlanMode) that was not rejected was approved.
-    if not (said_yes or plan.tool):
+    # A plan put through a tool (Claude Code's ExitPlanMode) that was not rejected lets the agent
+    # go on: its edits before the user says anything are the plan carried out.
+    carried_out = any(e.role == "tool_call" and e.action == "edit" for e in after[:at])
+    if not (said_yes or plan.tool or carried_out):
         return None
     title, goal, points = _outline(plan.text)
     body = "The user approved this plan" + (f": {goal}" if goal else ".")
@@ -365,7 +368,8 @@ def _renamed_by(reply: Sequence[Event]) -> tuple[str, str] | None:
                 return _strip(moved.group("old")), _strip(moved.group("new"))
         if e.role == "assistant":
             said = _AGENT_RENAME.search(e.text)
-            if said:
+            # Files or folders, not a function renamed in the code (a change, not a decision).
+            if said and all(re.search(r"/|\.\w{1,5}$", _strip(said.group(k))) for k in ("old", "new")):
                 return _strip(said.group("old")), _strip(said.group("new"))
     return None
 
