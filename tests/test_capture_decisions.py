@@ -206,14 +206,3 @@ def test_a_later_choice_of_the_same_kind_overrides_an_earlier_one() -> None:
 def test_this_in_a_comment_on_a_quoted_section_is_the_section() -> None:
     text = "### Manual Setup\n\nRun the installer by hand.\n\nfrom the README, this is no longer needed."
     assert said(text) == [("From the README, this is no longer needed", "Rejected: Manual Setup")]
-
-
-def test_plain_answers_to_one_round_of_questions_are_one_decision_and_notes_stay_apart() -> None:
-    asked = [Event(30, "choice", "Paper trading only (Recommended)", target=QUESTION, options=OPTIONS),
-             Event(30, "choice", "Postgres; Redis", target="Which stores?", options=("Postgres", "Redis", "MySQL")),
-             Event(30, "choice", "Nightly\nnote: the exchange closes at night", target="When do jobs run?",
-                   options=("Nightly", "Hourly"))]
-    first, second = decisions(asked)
-    assert first.title == "Paper trading only; Postgres; Redis" and first.evidence == (30,)
-    assert "Question: Which stores?\nChosen: Postgres; Redis\nRejected: MySQL" in first.body
-    assert second.title == "The exchange closes at night" and "Chosen: Nightly" in second.body

@@ -58,27 +58,7 @@ def decisions(events: Sequence[Event]) -> list[Candidate]:
             continue
         if found is not None:
             out.append(found)
-    return _latest(_rounds(out))
-
-
-def _rounds(found: list[Candidate]) -> list[Candidate]:
-    """Plain answers (no note) to the questions of one call become one decision: the round of
-    questions was one decision about the work, and each answer alone says little."""
-    out: list[Candidate] = []
-    for c in found:
-        last = out[-1] if out else None
-        if last is not None and _plain_answer(c) and _plain_answer(last) and last.evidence == c.evidence:
-            picked = [line.removeprefix("Chosen: ") for line in (last.body + "\n" + c.body).splitlines()
-                      if line.startswith("Chosen: ")]
-            out[-1] = Candidate("decision", make_title("; ".join(picked)), f"{last.body}\n\n{c.body}", "user",
-                                0.9, c.evidence, files=tuple(dict.fromkeys(last.files + c.files)))
-        else:
-            out.append(c)
-    return out
-
-
-def _plain_answer(c: Candidate) -> bool:
-    return c.body.startswith("Question: ") and "\nChosen: " in c.body and "\nThe user's note: " not in c.body
+    return _latest(out)
 
 
 def _latest(found: list[Candidate]) -> list[Candidate]:
