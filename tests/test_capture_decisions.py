@@ -206,3 +206,17 @@ def test_a_later_choice_of_the_same_kind_overrides_an_earlier_one() -> None:
 def test_this_in_a_comment_on_a_quoted_section_is_the_section() -> None:
     text = "### Manual Setup\n\nRun the installer by hand.\n\nfrom the README, this is no longer needed."
     assert said(text) == [("From the README, this is no longer needed", "Rejected: Manual Setup")]
+
+
+OFFER = ("Two ways to store the sessions:\n\n### Option A: Signed cookies\nNo server state.\n\n"
+         "### Option B: A Redis store\nSessions can be revoked.\n\nWhich would you prefer?")
+
+
+def test_a_pick_among_options_the_agent_listed_in_text() -> None:
+    for reply in ("B", "option B please", "go with B", "B sounds good", "b."):
+        [found] = decisions([agent(1, OFFER), user(2, reply)])
+        assert found.title == "Chose: A Redis store" and "Rejected: Signed cookies" in found.body, reply
+    assert decisions([agent(1, OFFER), user(2, "Both look fine, can you explain A more?")]) == []
+    assert decisions([agent(1, OFFER), user(2, "option A looks risky, what about B?")]) == []
+    assert decisions([agent(1, OFFER), user(2, "definitely not option A")]) == []
+    assert decisions([agent(1, "1. Read the file\n2. Fix the bug"), user(2, "2")]) == []  # no question asked

@@ -14,16 +14,17 @@ from memgit.agents.events import SHELL_TOOLS, Event
 from memgit.capture.candidate import Candidate, anchored_files, make_title, shorten
 from memgit.capture.stated import is_rule
 
-_OPTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:option\s+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]"
+_OPTION = re.compile(r"^\s*(?:#{1,6}\s*)?(?:[-*]\s*)?(?:\*\*)?(?:option\s+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]"
                      r"\s*(?:\*\*)?\s*(?P<text>.+)$",
                      re.IGNORECASE | re.MULTILINE)
 _OFFER = re.compile(r"which (?:one|option|do you|would you)|do you prefer|should i|shall i|would you like|"
                     r"you(?:'d)? prefer|选哪|哪个|哪种|要不要|是否", re.IGNORECASE)
 _PLAN = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:plan|here'?s (?:the|my) plan|proposed plan|计划|方案)\b",
                    re.IGNORECASE | re.MULTILINE)
-_CHOICE = re.compile(r"(?:go with|let'?s (?:do|use|go with)|use|pick|choose|take|prefer|选|用|就用)\s*"
-                     r"(?:the\s+)?(?:option\s+|方案)?(?P<label>first|second|third|last|[A-Da-d1-9]|一|二|三)"
-                     r"(?![A-Za-z0-9])", re.IGNORECASE)
+_CHOICE = re.compile(r"(?:(?:go with|let'?s (?:do|use|go with)|use|pick|choose|take|prefer|选|用|就用)\s*"
+                     r"(?:the\s+)?(?:option\s+|方案)?|\boption\s+|^\s*(?:the\s+)?(?=(?:first|second|third|last)\b)"
+                     r"|^\s*(?=[A-Da-d1-9]\s*(?:please|pls|it is|sounds good|is (?:better|fine|good))?[.!]?\s*$))"
+                     r"(?P<label>first|second|third|last|[A-Da-d1-9]|一|二|三)(?![A-Za-z0-9])", re.IGNORECASE)
 _ORDINAL = {"first": "1", "second": "2", "third": "3", "一": "1", "二": "2", "三": "3"}
 _APPROVE = re.compile(r"^\s*(?:yes|yep|yeah|ok(?:ay)?|sure|sounds good|looks good|lgtm|approved?|go ahead|do it"
                       r"|proceed|implement (?:the|this|it)|ship it|let'?s (?:do it|go|proceed|implement)"
@@ -179,6 +180,10 @@ def _picked(offer: Event, event: Event) -> Candidate | None:
     """The user picked one of the options the agent listed in text, or approved its plan."""
     options = {_label(m.group("label")): m.group("text").strip() for m in _OPTION.finditer(offer.text)}
     chose = _CHOICE.search(event.text)
+    if chose and (event.text.rstrip().endswith(("?", "？"))
+                  or re.search(r"\b(?:not|n't|no|never|instead of|rather than)\W*$", event.text[:chose.start()],
+                               re.IGNORECASE)):
+        chose = None  # a question about an option, or an option turned down
     if len(options) >= 2 and _OFFER.search(offer.text) and chose:
         label = _label(chose.group("label"))
         if label == "last":
