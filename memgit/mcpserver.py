@@ -184,6 +184,30 @@ def build(mem: "Memgit") -> "MCPServer":
         found = mem.reflect(only=only).reflection
         return {**found.to_dict(), "diff": found.diff()}
 
+    @tool
+    def pending_captures() -> dict[str, Any]:
+        """Memories proposed from earlier sessions' transcripts (by memgit's capture rules, and a
+        judge model if the user set one), waiting to be accepted: each proposal's id and memories."""
+        return {"pending": [{
+            "id": item.get("id"), "created": item.get("created"), "session_id": item.get("session_id"),
+            "memories": [{key: c.get(key) for key in ("kind", "title", "body", "source")}
+                         for c in item["candidates"] if isinstance(c, dict)],
+            **({"judge": item["judge"]} if item.get("judge") else {}),
+        } for item in mem.pending_captures()]}
+
+    @tool
+    def apply_capture(
+        id: Annotated[str, Field(min_length=1, description="A pending proposal's id (or a unique prefix), as "
+                                                            "`pending_captures` lists it.")],
+        drop: Annotated[bool, Field(description="Set the proposal aside instead of applying it.")] = False,
+    ) -> dict[str, Any]:
+        """Accept a pending capture proposal: its memory files are written and staged (not committed)
+        for the user to review with their work. With `drop`, set it aside unapplied."""
+        if drop:
+            return {"id": mem.drop_capture(id), "dropped": True}
+        result = mem.apply_pending_capture(id)
+        return {"id": result["id"], "written": result["written"], "staged": bool(result["written"])}
+
     return server
 
 
