@@ -78,17 +78,23 @@ def _answered(event: Event) -> Candidate | None:
     if not answer or event.error:
         return None
     offered = [(label, _RECOMMENDED.sub("", label).strip()) for label in event.options if label.strip()]
-    picked: list[str] = []
-    rest = answer
-    for label, plain in sorted(offered, key=lambda o: -len(o[0])):
-        for form in (label, plain):
-            at = rest.lower().find(form.lower())
-            if form and at >= 0:
-                picked.append(plain)
-                rest = rest[:at] + rest[at + len(form):]
-                break
+    by_name = {form.lower(): plain for label, plain in offered for form in (label, plain)}
+    first, _, after = answer.partition("\n")
+    parts = [p.strip() for p in first.split(";")]
+    if all(p.lower() in by_name for p in parts):  # the labels picked, then what the user typed
+        picked, rest, free = [by_name[p.lower()] for p in parts], after, False
+    else:
+        picked, rest, free = [], answer, True
+        for label, plain in sorted(offered, key=lambda o: -len(o[0])):
+            for form in (label, plain):
+                found = re.search(rf"(?<!\w){re.escape(form)}(?!\w)", rest, re.IGNORECASE) if form else None
+                if found:
+                    picked.append(plain)
+                    rest = rest[:found.start()] + rest[found.end():]
+                    break
     note = _NOTE.sub("", rest).strip(" \n,;:-—")
-    note = _NOTE.sub("", note).strip(" \n,;:-—")
+    if picked and free and len(_WORD.findall(note.lower())) >= 2:
+        note = _NOTE.sub("", answer).strip()  # an option named inside the user's sentence: keep the sentence
     if not picked:
         close = _closest(answer, [plain for _, plain in offered])
         picked = [close] if close else []
