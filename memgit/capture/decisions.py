@@ -3,7 +3,7 @@ picked, the options turned down, the note the user typed), a plan the user appro
 options the agent listed in text, and choices stated in the user's own words — a rename, a tool
 or technology picked over another, a scope ("focus on the backend, I'll handle the frontend"),
 something rejected ("we don't need X", "what if I didn't want X" and the agent removes it), a page
-that should be the same as another. Sentences that state a rule are left to `stated`."""
+that should be the same as another. Sentences `stated` finds a rule in are left to it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from memgit.agents.events import SHELL_TOOLS, Event
 from memgit.capture.candidate import Candidate, anchored_files, make_title, shorten
-from memgit.capture.stated import is_rule
+from memgit.capture.stated import stated
 
 _OPTION = re.compile(r"^\s*(?:#{1,6}\s*)?(?:[-*]\s*)?(?:\*\*)?(?:option\s+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]"
                      r"\s*(?:\*\*)?\s*(?P<text>.+)$",
@@ -295,13 +295,18 @@ def _said(event: Event, after: Sequence[Event]) -> list[Candidate]:
         if e.role == "user":
             break
         reply.append(e)
+    rules: list[str] | None = None
     for i, sentence in enumerate(sentences):
         plain = _FILLER.sub("", sentence).strip()
-        if len(plain) < 8 or is_rule(plain):
+        if len(plain) < 8:
             continue
         found = _stated_choice(plain, reply)
         if found is None:
             continue
+        if rules is None:
+            rules = [_flat(c.body) for c in stated([event])]
+        if any(_flat(plain) in rule or rule in _flat(plain) for rule in rules):
+            continue  # a rule the user stated is a convention, found by `stated`
         lines, title = found
         if lines and lines[0] in ("Rejected: this", "Rejected: that", "Rejected: it"):
             heading = _HEADING.search(event.text)  # "this" is the section the user quoted
@@ -317,6 +322,10 @@ def _said(event: Event, after: Sequence[Event]) -> list[Candidate]:
         return [Candidate("decision", make_title(title or plain), body, "user", 0.9, (event.line,),
                           files=anchored_files(body))]
     return []
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(" .!")
 
 
 def _stated_choice(sentence: str, reply: Sequence[Event]) -> tuple[list[str], str] | None:

@@ -78,8 +78,3 @@ def _is_rule(sentence: str) -> bool:
     if _ZH_RULE.search(text):
         return len(re.findall(r"[\u4e00-\u9fff]", text)) >= 5
     return False
-
-
-#: Whether a sentence is a rule the user stated (a convention or preference): decisions leave
-#: those sentences to `stated`.
-is_rule = _is_rule
