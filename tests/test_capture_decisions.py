@@ -304,3 +304,21 @@ def test_codex_request_user_input_and_an_approved_proposed_plan(tmp_path: Path) 
     assert found[0].body == ("Question: Where should sessions live?\nChosen: Postgres\nRejected: Redis\n"
                              "The user's note: we already run it; no new services")
     assert found[1].body == "The user approved this plan.\n- Schema\n- Expiry" and found[1].evidence == (5, 6)
+
+
+def test_odd_events_do_not_break_the_rules() -> None:
+    odd = [Event(1, "choice", "C++ (Recommended)", target="", options=("C++ (Recommended)", "", "  ", "Rust")),
+           Event(2, "choice", "用 PostgreSQL", target="数据库用哪个？", options=("PostgreSQL", "MySQL")),
+           Event(3, "choice", "x" * 5000, target="Why?", options=()),
+           Event(4, "plan", "```\ncode only\n```"),
+           Event(5, "plan", "   "),
+           user(6, "ok"),
+           Event(7, "plan", "no headings, just one line of plan"),
+           user(8, "yes"),
+           user(9, "rename"),
+           user(10, "/mv"),
+           user(11, "")]
+    found = decisions(odd)
+    assert [c.evidence for c in found] == [(1,), (2,), (7, 8)]  # one long word says nothing
+    assert found[0].body == "Chosen: C++\nRejected: Rust" and found[1].title.startswith("PostgreSQL — ")
+    assert all(len(c.title) <= 100 for c in found)

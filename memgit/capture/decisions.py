@@ -93,13 +93,13 @@ def _answered(event: Event) -> Candidate | None:
                     rest = rest[:found.start()] + rest[found.end():]
                     break
     note = _NOTE.sub("", rest).strip(" \n,;:-—")
-    if picked and free and len(_WORD.findall(note.lower())) >= 2:
-        note = _NOTE.sub("", answer).strip()  # an option named inside the user's sentence: keep the sentence
+    if picked and free:  # an option named inside the user's sentence: keep the sentence, not glue words
+        note = _NOTE.sub("", answer).strip() if _says_something(note) else ""
     if not picked:
         close = _closest(answer, [plain for _, plain in offered])
         picked = [close] if close else []
         note = _NOTE.sub("", answer).strip()
-    if not picked and len(_WORD.findall(note.lower())) < 2:
+    if not picked and not _says_something(note):
         return None  # a bare "ok" or "other" says nothing
     question = " ".join(event.target.split())
     rejected = [plain for _, plain in offered if plain not in picked]
@@ -117,6 +117,10 @@ def _answered(event: Event) -> Candidate | None:
         title = make_title(f"{'; '.join(picked)} — {question.rstrip('?？ ')}" if question else picked[0])
     files = anchored_files(" ".join([*picked, note]))  # not the files of the options turned down
     return Candidate("decision", title, body, "user", 0.9, (event.line,), files=files)
+
+
+def _says_something(text: str) -> bool:
+    return len(_WORD.findall(text.lower())) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", text)) >= 3
 
 
 def _closest(answer: str, options: list[str]) -> str | None:
