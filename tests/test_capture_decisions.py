@@ -141,6 +141,8 @@ def test_a_tool_scope_or_page_chosen_in_words() -> None:
     assert said("hmm I have no licence for it, let's use Inter font instead") == [
         ("I have no licence for it, let's use Inter font instead", "Chosen: Inter font")]
     assert said("wire the app to use SQLite instead of the Postgres container")[0][1] == "Chosen: SQLite"
+    assert said("ok let's go with Tailwind for the styling")[0][1] == "Chosen: Tailwind for the styling"
+    assert said("let's go with that") == said("let's go with option 2") == said("we'll go with your suggestion") == []
     assert said("i want the API docs to be rebuilt whenever a tag is pushed")[0][0] \
         == "I want the API docs to be rebuilt whenever a tag is pushed"
     assert said("focus on the backend, I will handle the frontend")[0][0] == \

@@ -242,6 +242,8 @@ _INSTEAD = re.compile(
     rf"(?P<new>{_P}{{2,60}}?)\s+(?:instead|rather than)(?:\s+of)?(?:\s+(?P<old>{_P}{{2,80}}))?"
     rf"|\bswitch(?:ing)?\s+from\s+(?P<old2>{_P}{{2,40}}?)\s+to\s+(?P<new2>{_P}{{2,40}})",
     re.IGNORECASE)
+_GO_WITH = re.compile(rf"\b(?:let'?s|we(?:'ll| will)|i(?:'ll| will)|we should)\s+(?:go|stick)\s+with\s+"
+                      rf"(?P<new>{_P}{{2,60}})", re.IGNORECASE)
 _WHENEVER = re.compile(rf"\bi(?:\s+(?:want|need)|'d like|\s+would like)\s+(?P<what>{_P}{{2,80}}?)\s+to\s+"
                        r"(?:be\s+|get\s+)?\w+(?:\s+\w+)?\s+(?:whenever|every\s*time|each time|automatically"
                        r"|on every|after every|as soon as)\b", re.IGNORECASE)
@@ -278,6 +280,7 @@ _PRONOUN = re.compile(r"^(?:(?:it|that|this|them|those|these|one|anything|someth
                       r"(?:\s+(?:one|ones|stuff|thing|things))?\s*$|you\b|to worry\b"
                       r"|(?:an?\s+|the\s+)?(?:first|second|third|last|other|previous|same|different|another"
                       r"|new|better|simpler)(?:\s+(?:one|ones|way|approach|option|version|method))?\s*$"
+                      r"|(?:option|choice|approach|number)\s+\w{1,3}\s*$|your (?:suggestion|recommendation|plan)"
                       r"|(?:an?\s+|the\s+|any\s+)?(?:explanation|details?|summary|answer|examples?|help|more"
                       r"|further|lecture|apolog\w*|reply|response|confirmation|permission)\b)", re.IGNORECASE)
 #: A question, asked with or without its question mark.
@@ -361,6 +364,9 @@ def _stated_choice(sentence: str, reply: Sequence[Event]) -> tuple[list[str], st
         old = instead.group("old") or instead.group("old2") or ""
         if not _PRONOUN.match(new.strip()):
             return [f"Chosen: {new.strip()}"] + ([f"Rejected: {old.strip()}"] if old else []), ""
+    go_with = _GO_WITH.search(sentence)
+    if go_with and not _PRONOUN.match(go_with.group("new").strip()):
+        return [f"Chosen: {go_with.group('new').strip()}"], ""
     if _WHENEVER.search(sentence) or _SCOPE.search(sentence) or _SAME.search(sentence) \
             or _CHANGE_TO.search(sentence):
         return [], ""
