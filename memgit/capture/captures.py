@@ -114,7 +114,7 @@ def _read(folder: Path) -> list[dict[str, Any]]:
     for path in folder.glob("*.json") if folder.is_dir() else ():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(data, dict):
             out.append(data)
@@ -188,7 +188,7 @@ def _dropped_titles(ws: Workspace, proposal_id: str) -> set[str]:
     path = _done(ws) / f"{proposal_id}.json"
     try:
         note = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return set()
     return set(note.get("titles") or ()) if isinstance(note, dict) and note.get("done") == "dropped" else set()
 

@@ -146,7 +146,7 @@ def find_answer(text: str) -> dict[str, Any]:
     while at != -1:
         try:
             value, end = decoder.raw_decode(text, at)
-        except ValueError:
+        except (ValueError, RecursionError):
             at = text.find("{", at + 1)
             continue
         answer = _answer_in(value)

@@ -124,7 +124,7 @@ def _json_answers(result: str) -> Any:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data.get("answers") if isinstance(data, dict) else None
 

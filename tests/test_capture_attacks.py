@@ -1,0 +1,68 @@
+"""Capture against hostile and broken input: transcripts with records of the wrong shape, JSON nested
+past Python's recursion limit, lines built to make a regular expression backtrack, a judge that
+answers nonsense, pending proposals edited by hand. Nothing may crash, hang or write outside
+the memory folder. Every transcript here is small and hand-written in its format's shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgit.agents import transcripts
+from memgit.capture.extract import extract
+
+
+def write(path: Path, records: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+GEMINI_HEADER = {"sessionId": "g-1", "projectHash": "abc", "startTime": "2026-04-01T09:00:00Z",
+                 "directories": ["/w"]}
+GEMINI_USER = {"id": "m1", "type": "user", "timestamp": "2026-04-01T09:00:01Z",
+               "content": [{"text": "We always use uv, never pip."}]}
+PI_HEADER = {"type": "session", "version": 3, "id": "p-1", "timestamp": "2026-04-01T09:00:00Z", "cwd": "/w"}
+PI_USER = {"type": "message", "id": "e1", "parentId": None, "timestamp": "2026-04-01T09:00:01Z",
+           "message": {"role": "user", "content": [{"type": "text", "text": "We always use uv, never pip."}]}}
+CODEX_META = {"timestamp": "2026-06-01T08:00:00Z", "type": "session_meta", "payload": {"id": "cx", "cwd": "/w"}}
+CODEX_USER = {"timestamp": "2026-06-01T08:00:01Z", "type": "event_msg",
+              "payload": {"type": "user_message", "message": "We always use uv, never pip."}}
+EXPORT_USER = {"type": "message", "role": "user", "content": "We always use uv, never pip."}
+
+
+@pytest.mark.parametrize("records", [
+    [GEMINI_HEADER, GEMINI_USER, {"id": "m2", "type": "gemini", "content": "ok", "toolCalls": 7}],
+    [GEMINI_HEADER, GEMINI_USER, {"id": "m2", "type": "gemini", "content": "ok", "toolCalls": True}],
+    [{"type": "message", "role": "assistant", "content": "ok", "tool_calls": 3}, EXPORT_USER],
+    [PI_HEADER, {"type": ["message"], "id": "x"}, PI_USER],
+    [PI_HEADER, {"type": {"a": 1}, "id": "x"}, PI_USER],
+    [CODEX_META, {"type": [], "payload": {}}, CODEX_USER],
+    [{"type": {}, "payload": {}}, CODEX_META, CODEX_USER],
+], ids=["gemini-toolcalls-int", "gemini-toolcalls-bool", "export-tool-calls-int", "pi-type-list",
+        "pi-type-dict", "codex-type-list", "sniffed-type-dict"])
+def test_a_field_of_the_wrong_type_is_skipped_not_fatal(tmp_path: Path, records: list[Any]) -> None:
+    transcript = transcripts.read(write(tmp_path / "s.jsonl", records))
+    assert [e.text for e in transcript.events if e.role == "user"] == ["We always use uv, never pip."]
+    extract(transcript)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("records", [
+    [GEMINI_HEADER, DEEP, GEMINI_USER],
+    [PI_HEADER, DEEP, PI_USER],
+    [CODEX_META, DEEP, CODEX_USER],
+    [EXPORT_USER, '{"type": "message", "role": "user", "content": ' + DEEP + "}"],
+    [CODEX_META, CODEX_USER,
+     {"timestamp": "t", "type": "response_item",
+      "payload": {"type": "function_call", "name": "shell", "call_id": "c", "arguments": DEEP}}],
+    [EXPORT_USER, {"type": "message", "role": "tool", "tool_call_id": "c", "content": "{" + DEEP}],
+], ids=["gemini", "pi", "codex", "export", "codex-arguments", "tool-output"])
+def test_json_nested_past_the_recursion_limit_is_a_skipped_line(tmp_path: Path, records: list[Any]) -> None:
+    transcript = transcripts.read(write(tmp_path / "s.jsonl", records))
+    assert "We always use uv, never pip." in [e.text for e in transcript.events if e.role == "user"]
+    extract(transcript)
