@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 
 from memgit.agents import transcripts
+from memgit.agents.events import Event
+from memgit.agents.readers.questions import choices
+from memgit.agents.readers.toolcall import symbols
+from memgit.capture.decisions import decisions
 from memgit.capture.extract import extract
 
 
@@ -66,3 +70,50 @@ def test_json_nested_past_the_recursion_limit_is_a_skipped_line(tmp_path: Path, 
     transcript = transcripts.read(write(tmp_path / "s.jsonl", records))
     assert "We always use uv, never pip." in [e.text for e in transcript.events if e.role == "user"]
     extract(transcript)
+
+
+# -- lines built to make a pattern backtrack -------------------------------------------------------
+# Each input below kept a pattern busy for minutes (its time grew with the square of the run's
+# length); read now, each takes milliseconds. No time is asserted: the result is.
+
+RUN = 20_000
+
+
+def test_an_offer_after_a_long_run_of_blank_lines_is_read() -> None:
+    offer = Event(1, "assistant", "\n" * RUN + "Which do you prefer?\nA. Keep the cache\nB. Drop the cache\n"
+                  + " \n" * RUN)
+    found = decisions([offer, Event(2, "user", "Go with B: the cache is stale too often")])
+    assert [c.kind for c in found] == ["decision"] and "cache" in found[0].body.lower()
+    assert decisions([Event(1, "assistant", "\n" * RUN + "## Plan\n" + "\n" * RUN + "1. a\n"),
+                      Event(2, "user", "note:" + "\n" * RUN)]) == []
+
+
+def test_a_choice_with_long_padded_labels_and_notes() -> None:
+    labels = tuple(f"Option {n}" + " " * 20 + "x" for n in range(500)) + ("Redis" + " " * 5000 + "cluster (Recommended)",)
+    choice = Event(3, "choice", "Redis\nnote:" + "\n" * RUN + " we already run it", tool="AskUserQuestion",
+                   target="Which cache?", options=labels)
+    found = decisions([choice])
+    assert len(found) <= 1
+    assert all("\n" * 3 not in c.body for c in found)
+
+
+@pytest.mark.parametrize("text", [
+    "let's go with " + " " * RUN + "!",
+    "we use " + " " * RUN + "instead",
+    "use" + " a" * RUN + " instead of b",
+    "#" + " " * RUN + "\n" * RUN + "go with this",
+])
+def test_a_user_sentence_padded_with_spaces_is_read(text: str) -> None:
+    assert decisions([Event(1, "assistant", "Which do you prefer, A or B?"), Event(2, "user", text)]) == []
+
+
+def test_a_tool_result_with_many_blank_lines_before_the_answer() -> None:
+    asked = {"questions": [{"question": "Which cache?", "options": [{"label": "Redis"}, {"label": "None"}]}]}
+    found = choices(1, "AskUserQuestion", asked, "\n" * RUN + "User selected: Redis" + " " * RUN + "\n" * RUN)
+    assert [(e.target, e.text) for e in found] == [("Which cache?", "Redis")]
+    assert choices(1, "AskUserQuestion", asked, "\n" * RUN + "the dialog closed" + "\n" * RUN) == []
+
+
+def test_an_edit_of_a_file_of_blank_lines_names_its_symbols() -> None:
+    assert symbols("\n" * RUN + "x = 1\ndef handler(event):\n    pass\n", "+" + "\t" * RUN + "x") == ("handler",)
+
