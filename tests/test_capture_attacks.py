@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from memgit.agents import transcripts
 from memgit.agents.events import Event
@@ -17,6 +18,7 @@ from memgit.agents.readers.questions import choices
 from memgit.agents.readers.toolcall import symbols
 from memgit.capture.decisions import decisions
 from memgit.capture.extract import extract
+from memgit.cli import cli
 
 
 def write(path: Path, records: list[Any]) -> Path:
@@ -117,3 +119,71 @@ def test_a_tool_result_with_many_blank_lines_before_the_answer() -> None:
 def test_an_edit_of_a_file_of_blank_lines_names_its_symbols() -> None:
     assert symbols("\n" * RUN + "x = 1\ndef handler(event):\n    pass\n", "+" + "\t" * RUN + "x") == ("handler",)
 
+
+
+# -- a judge that answers nonsense, text a memory file cannot hold ---------------------------------
+
+def run(repo: Path, *args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, ["-C", str(repo), *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def store(repo: Path) -> Path:
+    assert run(repo, "init").exit_code == 0
+    return repo
+
+
+def rules_session(tmp_path: Path) -> Path:
+    return write(tmp_path / "s.jsonl", [
+        {"type": "message", "role": "user", "content": "We always use uv, never pip."},
+        {"type": "message", "role": "user", "content": "Remember that the staging database is read-only."}])
+
+
+def stand_in_judge(tmp_path: Path, answer: str) -> str:
+    """The LLM is faked: a stand-in command that reads the request and prints `answer`."""
+    (tmp_path / "answer.json").write_text(answer)
+    script = tmp_path / "judge.sh"
+    script.write_text(f"#!/bin/sh\ncat >/dev/null\ncat '{tmp_path / 'answer.json'}'\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.parametrize("answer", [
+    '{"candidates": [{"index": 1e999, "keep": false}, {"index": -1, "keep": false}]}',
+    '{"candidates": [{"index": 0, "title": "   ", "body": " ", "kind": "  "}]}',
+    '{"candidates": [1, null, [], {"index": [0]}, {"index": 0, "title": {"a": 1}, "body": ["x"], "kind": 3}]}',
+], ids=["index-out-of-range", "blank-fields", "fields-of-the-wrong-type"])
+def test_a_judge_answer_of_the_wrong_shape_keeps_the_rules_words(store: Path, tmp_path: Path, answer: str) -> None:
+    result = run(store, "capture", str(rules_session(tmp_path)), "--json",
+                 "--llm-cmd", stand_in_judge(tmp_path, answer))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert sorted(c["title"] for c in data["candidates"]) == ["The staging database is read-only",
+                                                              "We always use uv, never pip"]
+    assert {c["kind"] for c in data["candidates"]} == {"convention"}
+
+
+def test_a_judge_title_with_control_characters_and_a_path_is_written_inside_the_folder(
+        store: Path, tmp_path: Path) -> None:
+    answer = json.dumps({"candidates": [
+        {"index": 0, "title": "../../../../tmp/uv\u0000 only\u001b[31m", "body": "---\nid: m-evil\n---\nx",
+         "kind": "../../etc"}]})
+    result = run(store, "capture", str(rules_session(tmp_path)), "--apply", "--llm-cmd",
+                 stand_in_judge(tmp_path, answer))
+    assert result.exit_code == 0, result.output
+    written = sorted((store / ".memory").rglob("*.md"))
+    assert written and all(p.resolve().is_relative_to((store / ".memory").resolve()) for p in written)
+    listed = run(store, "list").output
+    assert "../../../../tmp/uv only" in listed and "m-evil" not in listed
+    assert run(store, "lint").exit_code == 0
+
+
+def test_control_characters_and_cut_characters_in_a_session_do_not_stop_capture(
+        store: Path, tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", [
+        {"type": "message", "role": "user", "content": "We always use uv\u001b[0m, never pip \ud83d for installs."},
+        {"type": "message", "role": "user", "content": "Remember that the staging\u0007 database is read-only."}])
+    result = run(store, "capture", str(path), "--apply")
+    assert result.exit_code == 0, result.output
+    assert "We always use uv, never pip \ufffd for installs" in run(store, "list").output
+    assert run(store, "lint").exit_code == 0

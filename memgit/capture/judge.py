@@ -225,7 +225,7 @@ def ask(command: str, candidates: list[Candidate], transcript: Transcript | None
     for verdict in answer["candidates"]:
         try:
             verdicts[int(verdict["index"])] = verdict
-        except (TypeError, KeyError, ValueError):
+        except (TypeError, KeyError, ValueError, OverflowError):  # no index, or 1e999
             continue
     kept: list[Candidate] = []
     vetoed: list[tuple[Candidate, str]] = []
@@ -243,9 +243,15 @@ def ask(command: str, candidates: list[Candidate], transcript: Transcript | None
 
 
 def _rewritten(candidate: Candidate, verdict: dict[str, Any]) -> Candidate:
-    title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
-    body = str(verdict.get("body") or candidate.body).strip()
-    kind = str(verdict.get("kind") or candidate.kind).strip().lower()
+    """The candidate as the verdict words it; a field the verdict leaves blank or gives as no
+    string (a number, a list, an object) keeps the candidate's."""
+    def text(key: str) -> str:
+        value = verdict.get(key)
+        return value.strip() if isinstance(value, str) else ""
+
+    title = " ".join((text("title") or candidate.title).split())[:200]
+    body = text("body") or candidate.body
+    kind = text("kind").lower()
     kind = kind if kind in KINDS else candidate.kind
     if (title, body, kind) == (candidate.title, candidate.body, candidate.kind):
         return candidate
