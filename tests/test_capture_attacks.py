@@ -187,3 +187,42 @@ def test_control_characters_and_cut_characters_in_a_session_do_not_stop_capture(
     assert result.exit_code == 0, result.output
     assert "We always use uv, never pip \ufffd for installs" in run(store, "list").output
     assert run(store, "lint").exit_code == 0
+
+
+# -- pending proposals edited by hand --------------------------------------------------------------
+
+PENDING = {"kind": "convention", "title": "Use uv", "body": "We always use uv, never pip.", "source": "user",
+           "confidence": 0.9, "evidence": {"lines": [1]}, "path": "../../../outside.md"}
+
+
+def pending_folder(store: Path) -> Path:
+    folder = store / ".git" / "memgit" / "capture"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_pending_id_edited_into_a_path_is_not_listed_and_writes_nothing_outside(store: Path) -> None:
+    folder = pending_folder(store)
+    (folder / "a.json").write_text(json.dumps({"id": "../../../../escaped", "candidates": [PENDING]}))
+    assert "escaped" not in run(store, "capture", "--pending").output
+    for ref in ("../", "../../../../escaped", ""):
+        assert run(store, "capture", "--pending", ref, "--drop").exit_code != 0
+    assert not list(store.parent.rglob("escaped*")) and (folder / "a.json").exists()
+
+
+@pytest.mark.parametrize("candidate", [
+    {"title": "x"}, "a string", None, dict(PENDING, evidence=[1], confidence="high"),
+    dict(PENDING, kind="../../x"), dict(PENDING, files="abc", tags=None, symbols=[1, None]),
+    dict(PENDING, title=["Use uv"]),
+], ids=["fields-missing", "a-string", "null", "wrong-evidence-and-confidence", "unknown-kind",
+        "lists-of-the-wrong-type", "title-a-list"])
+def test_a_pending_candidate_edited_out_of_shape_is_skipped(store: Path, candidate: Any) -> None:
+    pending = {"id": "abc123", "candidates": [candidate, dict(PENDING, title="The staging database is read-only",
+                                                              body="Remember: staging is read-only.")],
+               "lines": "many"}
+    (pending_folder(store) / "abc123.json").write_text(json.dumps(pending))
+    result = run(store, "capture", "--pending", "abc123", "--apply")
+    assert result.exit_code == 0, result.output
+    written = [p.name for p in (store / ".memory").rglob("*.md")]
+    assert any(name.startswith("the-staging-database") for name in written)
+    assert all(p.resolve().is_relative_to((store / ".memory").resolve()) for p in (store / ".memory").rglob("*"))
