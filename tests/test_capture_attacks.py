@@ -16,6 +16,7 @@ from memgit.agents import transcripts
 from memgit.agents.events import Event
 from memgit.agents.readers.questions import choices
 from memgit.agents.readers.toolcall import symbols
+from memgit.capture import judge
 from memgit.capture.decisions import decisions
 from memgit.capture.extract import extract
 from memgit.cli import cli
@@ -226,3 +227,10 @@ def test_a_pending_candidate_edited_out_of_shape_is_skipped(store: Path, candida
     written = [p.name for p in (store / ".memory").rglob("*.md")]
     assert any(name.startswith("the-staging-database") for name in written)
     assert all(p.resolve().is_relative_to((store / ".memory").resolve()) for p in (store / ".memory").rglob("*"))
+
+
+def test_a_judge_answer_full_of_braces_is_searched_once() -> None:
+    # Before, each `{` that was no JSON cost a pass over the text before it: 2 MB of braces took hours.
+    assert judge.find_answer("fn main() { if x {{ y }} }\n" * 70_000 + '{"candidates": []}') == {"candidates": []}
+    with pytest.raises(ValueError):
+        judge.find_answer("{" * 2_000_000)

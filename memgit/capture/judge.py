@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -52,6 +53,8 @@ OFF = ("", "none", "off", "false")
 MAX_ANSWER = 2_000_000  # characters of the command's output read
 CONTEXT_EVENTS = 2  # events either side of an evidence line
 CONTEXT_CHARS = 400  # characters per event in the context
+#: Where a JSON object may start in a judge's free text: `{"…` or `{}` (not code's `{{`, `{ x`).
+_OBJECT = re.compile(r'\{\s*["}]')
 
 INSTRUCTIONS = (
     "You review memories proposed from a finished coding-agent session, before a team keeps them in "
@@ -142,17 +145,18 @@ def find_answer(text: str) -> dict[str, Any]:
     text = text[:MAX_ANSWER]
     found: dict[str, Any] | None = None
     decoder = json.JSONDecoder()
-    at = text.find("{")
-    while at != -1:
+    start = _OBJECT.search(text)
+    while start is not None:
+        at = start.start()
         try:
             value, end = decoder.raw_decode(text, at)
-        except (ValueError, RecursionError):
-            at = text.find("{", at + 1)
+        except (ValueError, RecursionError):  # each failure costs the text before it: tried only at `{"`
+            start = _OBJECT.search(text, at + 1)
             continue
         answer = _answer_in(value)
         if answer is not None:
             found = answer
-        at = text.find("{", max(end, at + 1))
+        start = _OBJECT.search(text, max(end, at + 1))
     if found is None:
         raise ValueError("no JSON object with a 'candidates' list")
     return found
