@@ -6,6 +6,7 @@ the memory folder. Every transcript here is small and hand-written in its format
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +235,26 @@ def test_a_judge_answer_full_of_braces_is_searched_once() -> None:
     assert judge.find_answer("fn main() { if x {{ y }} }\n" * 70_000 + '{"candidates": []}') == {"candidates": []}
     with pytest.raises(ValueError):
         judge.find_answer("{" * 2_000_000)
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\ncat >/dev/null\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_judge_that_leaves_a_child_holding_its_output_is_not_waited_for(store: Path, tmp_path: Path) -> None:
+    # The LLM is faked: a stand-in that answers, then leaves a background child with its output open.
+    command = script(tmp_path, "judge.sh", '(sleep 60; echo) &\necho \'{"candidates": [{"index": 0, "keep": false}]}\'\n')
+    subprocess.run(["git", "config", "memgit.capture.llm-timeout", "30"], cwd=store, check=True)
+    result = run(store, "capture", str(rules_session(tmp_path)), "--json", "--llm-cmd", command)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["judge"].startswith("judged: 1 vetoed")
+
+
+def test_a_judge_that_never_stops_printing_is_stopped(store: Path, tmp_path: Path) -> None:
+    # The LLM is faked: a stand-in that prints braces forever (it is stopped, not read to the timeout).
+    command = script(tmp_path, "judge.sh", "yes '{' | tr -d '\\n'\n")
+    result = run(store, "capture", str(rules_session(tmp_path)), "--llm-cmd", command)
+    assert result.exit_code == 1 and "printed more than" in result.output
