@@ -91,10 +91,7 @@ def open_user(*, create: bool = False, warn: Warn | None = None, warm: bool = Fa
     project, never committed to one. `create` makes it (a repository, `.memory/`, a first commit)."""
     from memgit.store import userstore  # only this verb needs it: a cold recall stays light
 
-    mem = open(userstore.prepare() if create else userstore.require().root, warn=warn, warm=warm)
-    if create and not (mem.memory_dir / config_mod.CONFIG_NAME).is_file():
-        mem.init()
-    return mem
+    return open(userstore.prepare() if create else userstore.require().root, warn=warn, warm=warm)
 
 
 class Memgit:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import io
 import json
+from collections.abc import Callable
 from contextlib import redirect_stdout
-from typing import Any, Callable
+from typing import Any
 
 import click
 

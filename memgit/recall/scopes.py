@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
 
 from memgit.index.workspace import Workspace
 from memgit.recall.hit import Hit
@@ -24,7 +24,7 @@ USER = "user"
 #: The user store gives at most one hit in this many (and at least one).
 SHARE = 3
 
-_beside: "weakref.WeakKeyDictionary[Workspace, Workspace]" = weakref.WeakKeyDictionary()
+_beside: weakref.WeakKeyDictionary[Workspace, Workspace] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 

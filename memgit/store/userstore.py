@@ -4,8 +4,8 @@ Docker") kept out of every project, in a git repository of their own.
 It lives in `$MEMGIT_USER_STORE`, else `$XDG_DATA_HOME/memgit/user` (`~/.local/share/memgit/user`):
 a work tree with its `.memory/` and `.git/`, so its index and local state are in
 `<store>/.git/memgit/` as any clone's are. Only the user's environment names it: nothing a
-project commits can move it. `prepare` makes the repository on first use (`git init`); the
-first commit is `memory: init` (`Memgit.init`).
+project commits can move it. `prepare` makes it on first use: `git init`, `.memory/config.toml`
+and a first commit, `memory: init`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from memgit.config import MEMORY_DIR
+from memgit.config import CONFIG_NAME, DEFAULT_TOML, MEMORY_DIR
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.git import runner
+from memgit.store.folder import Store
 
 ENV = "MEMGIT_USER_STORE"
 #: The scopes a memory can live in; `all` (both) is for reading commands only.
@@ -58,7 +59,8 @@ def require() -> gitrepo.Repo:
 
 
 def prepare() -> Path:
-    """The user store's root, made a git repository of its own first if it is not one."""
+    """The user store's root, made first if needed: a git repository of its own, its
+    `.memory/config.toml` committed."""
     root = location()
     if root.exists() and not root.is_dir():
         raise MemgitError(f"the user store {root} is not a folder; move it away or set ${ENV}")
@@ -70,7 +72,12 @@ def prepare() -> Path:
         done = runner.run(["init", "-q"], root)
         if not done.ok:
             raise MemgitError(f"could not create the user store's repository in {root}: {done.stderr.strip()}")
-    _own(root, gitrepo.find(root))
+    repo = _own(root, gitrepo.find(root))
+    config = root / MEMORY_DIR / CONFIG_NAME
+    if not config.is_file():
+        config.parent.mkdir(exist_ok=True)
+        Store(config.parent).write_text(CONFIG_NAME, DEFAULT_TOML)
+        gitrepo.commit(repo, [config], "memory: init")
     return root
 
 
