@@ -73,7 +73,7 @@ def build(mem: "Memgit") -> "MCPServer":
                                                           "lesson, skill, checkpoint, summary.")]
     Items = Annotated[list[str], Field(description="Zero or more items.")]
 
-    users: list["Memgit"] = []
+    users: list[Memgit] = []
 
     def user_store() -> "Memgit":
         """The user's own store, made on first use and kept open with the server."""
@@ -130,8 +130,8 @@ def build(mem: "Memgit") -> "MCPServer":
         text that looks like a credential is refused (memories are pushed to remotes)."""
         from memgit.memory.personal import scope_for
 
-        scope = scope or scope_for(kind, f"{title or ''}\n{text}", [*files, *([entity] if entity else [])], symbols)
-        store = mem if scope == "project" else user_store()
+        where = scope or scope_for(kind, f"{title or ''}\n{text}", [*files, *([entity] if entity else [])], symbols)
+        store = mem if where == "project" else user_store()
         # An agent's word never hides what a person said, whatever `source` it claims (memgit.trust).
         result = store.remember(text, title=title, kind=kind, entity=entity, source=source, confidence=confidence,
                               task_id=task, tags=tags, files=files, symbols=symbols, supersedes=supersedes,
@@ -139,7 +139,7 @@ def build(mem: "Memgit") -> "MCPServer":
         held = proposed(result.memory)
         return {"id": result.memory.id, "created": result.created, "duplicate_of": result.duplicate_of,
                 "title": result.memory.title, "path": store.rel_path(result.memory), "commit": result.commit,
-                "scope": scope,
+                "scope": where,
                 **({"proposed_supersedes": held, "note": "these memories stay recalled: replacing them is "
                     "proposed for a person ('memgit reflect' lists it)"} if held else {})}
 
