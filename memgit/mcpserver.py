@@ -78,7 +78,7 @@ def build(mem: "Memgit") -> "MCPServer":
     def user_store() -> "Memgit":
         """The user's own store, made on first use and kept open with the server."""
         if not users:
-            from memgit.api import open_user
+            from memgit.api import open_user  # the first time a memory goes to the user store
 
             users.append(open_user(create=True, warn=mem.warn))
         return users[0]
@@ -128,7 +128,7 @@ def build(mem: "Memgit") -> "MCPServer":
     ) -> dict[str, Any]:
         """Save a memory as one git commit under .memory/. The same text twice is not duplicated;
         text that looks like a credential is refused (memories are pushed to remotes)."""
-        from memgit.memory.personal import scope_for
+        from memgit.memory.personal import scope_for  # only this tool needs it
 
         where = scope or scope_for(kind, f"{title or ''}\n{text}", [*files, *([entity] if entity else [])], symbols)
         store = mem if where == "project" else user_store()

@@ -50,7 +50,7 @@ def open_memgit(ctx: click.Context) -> "Memgit":
     from memgit.api import open as open_store  # when a command runs: `memgit --help` stays light
 
     if ctx.meta.get("memgit.scope") == "user":  # memgit.cli.scope
-        from memgit.api import open_user
+        from memgit.api import open_user  # when a command runs, as above
 
         return open_user(create=ctx.command.name == "remember", warn=warn, warm=True)
     obj = ctx.find_root().obj or {}

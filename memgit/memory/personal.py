@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from memgit.memory.anchors import extract_anchors
 
-_FIRST_PERSON = re.compile(r"^\W*(?:I|I'm|I've|I'd|I'll|my|me|personally)\b|^\W*我", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"^\W*(?:I|I'm|I've|I'd|I'll|my|me|personally)\b|^\W*我(?!们)"
+                           r"|\bmy (?:machine|laptop|computer|setup|editor|shell|terminal|keyboard|os)\b",
+                           re.IGNORECASE)
 _TEAM = re.compile(r"\b(?:we|our|us|this (?:repo|repository|project|codebase)|the team)\b|我们|项目",
                    re.IGNORECASE)
 

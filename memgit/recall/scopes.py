@@ -75,10 +75,9 @@ def ask(ws: Workspace, k: int, kinds: Sequence[str] | None,
 
 def merge(project: Sequence[Hit], user: Sequence[Hit], k: int) -> list[Hit]:
     """The best `k` of both, each list keeping its order: a user hit goes first only when
-    strictly more relevant (the project wins a tie), at most `share(k)` of them, none whose id
-    the project already gave."""
-    taken = {hit.id for hit in project}
-    mine = [hit for hit in user if hit.id not in taken][: share(k)]
+    strictly more relevant (the project wins a tie), at most `share(k)` of them. Ids are each
+    store's own: a project memory that repeats a user memory's id hides nothing."""
+    mine = list(user)[: share(k)]
     out: list[Hit] = []
     i = j = 0
     while len(out) < k and (i < len(project) or j < len(mine)):
