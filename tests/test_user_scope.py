@@ -77,14 +77,13 @@ def test_remember_in_the_user_scope_makes_a_repository_of_its_own(tmp_path: Path
     assert git(user, "log", "--format=%s").splitlines() == [f'memory: add "{PERSONAL}"', "memory: init"]
     assert git(user, "status", "--porcelain") == ""
     assert (user / ".git" / "memgit" / "index.db").is_file()  # its own index, in its own git dir
-    assert not (root / ".git" / "memgit" / "index.db").exists() or made not in everything_committed(root)
+    assert made not in everything_committed(root)
     assert git(root, "log", "--format=%s").splitlines() == ["memory: init", "initial"]
 
     assert run(root, "list", "--scope", "user").stdout.split()[0] == made
     assert run(root, "list").stdout == ""
     assert PERSONAL in run(root, "show", "--scope", "user", made).stdout
-    assert "not found" in run(root, "show", made, check=False).stderr.lower() or \
-        run(root, "show", made, check=False).returncode == 1
+    assert run(root, "show", made, check=False).returncode == 1  # not the project's
     run(root, "forget", "--scope", "user", made)
     assert git(user, "log", "-1", "--format=%s") == f'memory: forget "{PERSONAL}"\n'
     assert run(root, "list", "--scope", "user").stdout == ""
