@@ -290,3 +290,15 @@ def test_mcp_remember_chooses_the_scope_and_recall_merges(tmp_path: Path, user: 
     assert {h["scope"] for h in hits} == {"user"}
     assert git(user, "log", "--format=%s").count("memory: add") == 2
     assert PERSONAL not in everything_committed(root)
+
+
+def test_recall_in_the_user_store_itself_is_not_doubled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setenv("MEMGIT_USER_STORE", str(tmp_path / "link" / "store"))
+    root = project(tmp_path, "p")
+    mine = run(root, "remember", "--scope", "user", DOCKER, "--kind", "preference").stdout.strip()
+    hits = json.loads(run(real / "store", "recall", "podman", "--json").stdout)
+    assert [(h["id"], h["scope"]) for h in hits] == [(mine, "project")]  # it is this store's own
+    assert "(this store)" in run(real / "store", "status").stdout

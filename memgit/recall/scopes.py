@@ -37,7 +37,7 @@ def beside(ws: Workspace) -> Workspace | None:
     """The user store's workspace to recall beside the project's `ws`; None when there is no
     user store, when `ws` is the user store, or when it cannot be opened (said once)."""
     memory_dir = userstore.memory_dir()
-    if ws.memory_dir == memory_dir or not memory_dir.is_dir():
+    if ws.memory_dir == memory_dir or not memory_dir.is_dir():  # OSError: an unreadable folder is False
         return None
     with _lock:
         user = _beside.get(ws)

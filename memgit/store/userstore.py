@@ -26,17 +26,22 @@ SCOPES = ("project", "user")
 
 
 def location(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the user store is (or will be): `$MEMGIT_USER_STORE`, else under `$XDG_DATA_HOME`."""
+    """Where the user store is (or will be): `$MEMGIT_USER_STORE`, else under `$XDG_DATA_HOME`
+    (a relative `$XDG_DATA_HOME` is ignored, as the XDG rules say)."""
     environ = os.environ if environ is None else environ
     named = environ.get(ENV, "").strip()
-    if named:
-        return Path(named).expanduser().absolute()
-    base = environ.get("XDG_DATA_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".local" / "share")
-    return Path(base).absolute() / "memgit" / "user"
+    if named:  # a relative path is taken from the home folder, not from wherever memgit runs
+        home = Path(environ.get("HOME") or Path.home())
+        return home / Path(named).expanduser()
+    base = environ.get("XDG_DATA_HOME", "")
+    if not Path(base).is_absolute():
+        base = str(Path(environ.get("HOME") or Path.home()) / ".local" / "share")
+    return Path(base) / "memgit" / "user"
 
 
 def memory_dir(environ: Mapping[str, str] | None = None) -> Path:
-    return location(environ) / MEMORY_DIR
+    """The user store's `.memory/`, symlinks resolved (as git names a work tree)."""
+    return (location(environ) / MEMORY_DIR).resolve()
 
 
 def find() -> gitrepo.Repo | None:
