@@ -73,6 +73,7 @@ def prepare() -> Path:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise MemgitError(f"cannot create the user store {root} ({exc.strerror or exc}); set ${ENV}") from exc
+    root = root.resolve()  # git names the work tree by its real path
     if not (root / ".git").exists():
         done = runner.run(["init", "-q"], root)
         if not done.ok:
