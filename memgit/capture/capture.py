@@ -29,6 +29,7 @@ from typing import Any, Callable
 from memgit.agents import transcripts
 from memgit.capture import judge
 from memgit.capture.extract import Candidate, extract, fit
+from memgit.capture.paths import Place
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
@@ -39,6 +40,8 @@ from memgit.reflect.duplicates import Detector
 
 MARKER = "[secret redacted]"
 NEAR_DUPLICATE = 0.8  # share of a candidate's words already in one memory
+NEAR_MIN_WORDS = 6  # a shorter candidate must share most of the memory's words too
+SAME_SUBSTANCE = 0.5  # the duplicate detector's similarity a restatement reaches on its own
 
 
 @dataclass
@@ -84,7 +87,11 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> C
     if repo is not None and transcript.started and transcript.ended:
         git_files = [f for f in gitrepo.changed_between(repo, transcript.started, transcript.ended)
                      if not f.startswith(".memory/")]
-    found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files)
+    place = Place(str(repo.root) if repo is not None else "", transcript.cwd,
+                  (lambda: gitrepo.files(repo, repo.root)) if repo is not None else (lambda: ()))
+    found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files,
+                    place=place.paths)
+    found = [place.candidate(c) for c in found]
     digest = hashlib.sha1(f"{transcript.session_id or Path(path).resolve()}".encode()).hexdigest()[:8]
     proposal = CaptureProposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,
                         transcript.skipped, [])
@@ -92,7 +99,7 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> C
     if llm_cmd:
         clean, vetoed = judge.ask(llm_cmd, clean, str(path))
         proposal.dropped.extend(vetoed)
-        clean = [fit(c) for c in _redact_all(clean, proposal)]
+        clean = [fit(place.candidate(c)) for c in _redact_all(clean, proposal)]
     plan(ws, proposal, clean)
     return proposal
 
@@ -107,12 +114,26 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
     proposal.candidates, proposal.memories = [], []
     kept: list[Candidate] = []
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    twins = _detected(existing, candidates)
-    for number, candidate in enumerate(candidates):
+    # Only lasting notes make a candidate "already known"; a summary of another task does not,
+    # and a summary is known only as its own task's summary or in the same words.
+    task = proposal.session_id
+    lasting = [m for m in existing if _lasting(m)]
+    pools = {"summary": [m for m in lasting if m.kind == "summary"],
+             "rule": [m for m in lasting if m.kind != "summary" or (task and m.task_id == task)]}
+    in_pool = {name: {m.id for m in pool} for name, pool in pools.items()}
+    rules = [c for c in candidates if c.kind != "summary"]
+    twins = _detected(pools["rule"], rules)
+    for candidate in candidates:
         key = fmt.normalized_text(candidate.title, candidate.body)
-        same = (index.same_text(candidate.title, candidate.body) if index is not None
-                else [m for m in existing if fmt.normalized_text(m.title, m.body) == key])
-        twin = same[0].id if same else twins.get(number) or _near(candidate, existing)
+        name = "summary" if candidate.kind == "summary" else "rule"
+        same = [m for m in (index.same_text(candidate.title, candidate.body) if index is not None else existing)
+                if m.id in in_pool[name] and fmt.normalized_text(m.title, m.body) == key]
+        if same:
+            twin: str | None = same[0].id
+        elif name == "summary":
+            twin = next((m.id for m in pools[name] if task and m.task_id == task), None)
+        else:
+            twin = twins.get(rules.index(candidate)) or _near(candidate, pools[name])
         if twin is not None:
             proposal.known.append((candidate, twin))
             continue
@@ -142,6 +163,12 @@ def planned_against(ws: Workspace, proposal: CaptureProposal) -> bool:
         and not any((ws.memory_dir / m.path).exists() for m in proposal.memories)
 
 
+def _lasting(memory: Memory) -> bool:
+    """Whether `memory` is a lasting note: not a checkpoint or a hand-off (they expire, and
+    repeat what a session did rather than what it learned), nor anything else that expires."""
+    return memory.kind != "checkpoint" and not memory.expires and not {"checkpoint", "handoff"} & set(memory.tags)
+
+
 def _basis(existing: list[Memory]) -> tuple[tuple[str, str, str], ...]:
     return tuple(sorted((m.id, m.path, m.updated or m.created or "") for m in existing))
 
@@ -165,6 +192,8 @@ def _detected(existing: list[Memory], candidates: list[Candidate]) -> dict[int, 
     known = {m.id for m in existing}
     found: dict[int, str] = {}
     for pair in Detector([*existing, *memories]).duplicates(list(probes)):
+        if pair.score < SAME_SUBSTANCE:
+            continue  # in a small store any related note is the closest by far: not a restatement
         for probe, other in ((pair.a, pair.b), (pair.b, pair.a)):
             if probe in probes and other in known:
                 found[probes[probe]] = other
@@ -186,8 +215,18 @@ def _overlap(candidate: Candidate, text: str) -> float:
 
 
 def _near(candidate: Candidate, existing: list[Memory]) -> str | None:
-    best = max(((_overlap(candidate, m.title + "\n" + m.body), m.id) for m in existing), default=(0.0, ""))
-    return best[1] if best[0] >= NEAR_DUPLICATE else None
+    mine = _words(candidate.title + "\n" + candidate.body)
+    best, twin = 0.0, None
+    for memory in existing:
+        share = _overlap(candidate, memory.title + "\n" + memory.body)
+        # A short candidate ("Run the tests first") has all its words in many a longer note
+        # without saying what it says: it is known only by a note about as short.
+        if share >= NEAR_DUPLICATE and len(mine) < NEAR_MIN_WORDS:
+            theirs = _words(memory.title + "\n" + memory.body)
+            share = share if theirs and len(theirs & mine) / len(theirs) >= NEAR_DUPLICATE else 0.0
+        if share > best:
+            best, twin = share, memory.id
+    return twin if best >= NEAR_DUPLICATE else None
 
 
 # -- secrets -----------------------------------------------------------------------------------

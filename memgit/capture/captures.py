@@ -102,7 +102,21 @@ def save_pending(ws: Workspace, proposal: CaptureProposal) -> Path:
 
 
 def pending(ws: Workspace) -> list[dict[str, Any]]:
-    """The proposals the session-end hook left, newest first."""
+    """The proposals the session-end hook left, newest first, each with the candidates it
+    would show now: planned again against the store, as `load_pending` does, so that the
+    count listed is the count shown."""
+    out = []
+    for data in _kept(ws):
+        try:
+            now = _planned(ws, data).to_dict(ws.rel_path)
+        except (KeyError, TypeError, ValueError, AttributeError):  # a damaged file: not a proposal
+            continue
+        out.append(dict(data, candidates=now["candidates"], known=now["known"]))
+    return out
+
+
+def _kept(ws: Workspace) -> list[dict[str, Any]]:
+    """The proposal files as kept, newest first."""
     folder = _folder(ws)
     out = []
     for path in folder.glob("*.json") if folder.is_dir() else ():
@@ -117,12 +131,16 @@ def pending(ws: Workspace) -> list[dict[str, Any]]:
 
 def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
     """A pending proposal by id (or unique id prefix), planned again against the store."""
-    matches = [d for d in pending(ws) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
+    matches = [d for d in _kept(ws) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
     if len(matches) != 1:
-        found = ", ".join(str(d.get("id")) for d in pending(ws)) or "none"
+        found = ", ".join(str(d.get("id")) for d in _kept(ws)) or "none"
         raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); "
                           "see 'memgit capture --pending'")
-    data = matches[0]
+    return _planned(ws, matches[0])
+
+
+def _planned(ws: Workspace, data: dict[str, Any]) -> CaptureProposal:
+    """A kept proposal planned again against the store as it is now."""
     candidates = [Candidate(c["kind"], c["title"], c["body"], c["source"], float(c["confidence"]),
                             tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
                             tuple(c.get("symbols", ())), tuple(c.get("tags", ("captured",))))
