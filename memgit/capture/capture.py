@@ -114,18 +114,20 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
     proposal.candidates, proposal.memories = [], []
     kept: list[Candidate] = []
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    # Only lasting notes make a candidate "already known"; a summary of another task does not,
-    # and a summary is known only as its own task's summary or in the same words.
+    # Only lasting notes make a candidate "already known" (not a checkpoint: it repeats what the
+    # session did); a summary makes known only its own task's summary, or the same words.
     task = proposal.session_id
     lasting = [m for m in existing if _lasting(m)]
     pools = {"summary": [m for m in lasting if m.kind == "summary"],
-             "rule": [m for m in lasting if m.kind != "summary" or (task and m.task_id == task)]}
+             "rule": [m for m in lasting if m.kind != "summary"]}
     in_pool = {name: {m.id for m in pool} for name, pool in pools.items()}
     rules = [c for c in candidates if c.kind != "summary"]
     twins = _detected(pools["rule"], rules)
+    rule_number = -1
     for candidate in candidates:
         key = fmt.normalized_text(candidate.title, candidate.body)
         name = "summary" if candidate.kind == "summary" else "rule"
+        rule_number += name == "rule"
         same = [m for m in (index.same_text(candidate.title, candidate.body) if index is not None else existing)
                 if m.id in in_pool[name] and fmt.normalized_text(m.title, m.body) == key]
         if same:
@@ -133,11 +135,12 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
         elif name == "summary":
             twin = next((m.id for m in pools[name] if task and m.task_id == task), None)
         else:
-            twin = twins.get(rules.index(candidate)) or _near(candidate, pools[name])
+            twin = twins.get(rule_number) or _near(candidate, pools[name])
         if twin is not None:
             proposal.known.append((candidate, twin))
             continue
-        if any(_overlap(candidate, other.title + "\n" + other.body) >= NEAR_DUPLICATE for other in kept):
+        if name == "rule" and any(_overlap(candidate, other.title + "\n" + other.body) >= NEAR_DUPLICATE
+                                  for other in kept):
             proposal.dropped.append((candidate, "said twice in the session"))
             continue
         kept.append(candidate)
