@@ -117,9 +117,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=20.0, help="transcript size in MB (default 20)")
     parser.add_argument("--runs", type=int, default=3, help="captures to time (default 3)")
+    parser.add_argument("--command", help="how to run memgit, e.g. another checkout's "
+                        "'python -m memgit' with PYTHONPATH set (default: this environment's memgit)")
     args = parser.parse_args()
     memgit = shutil.which("memgit", path=os.path.dirname(sys.executable)) or shutil.which("memgit")
-    command = [memgit] if memgit else [sys.executable, "-m", "memgit"]
+    command = args.command.split() if args.command else [memgit] if memgit else [sys.executable, "-m", "memgit"]
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         repo.mkdir()

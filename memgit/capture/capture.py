@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memgit.agents import transcripts
 from memgit.capture import judge
@@ -112,7 +114,6 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
     taken: set[str] = set()
     ids: set[str] = {m.id for m in existing}
     proposal.candidates, proposal.memories = [], []
-    kept: list[Candidate] = []
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     # Only lasting notes make a candidate "already known" (not a checkpoint: it repeats what the
     # session did); a summary makes known only its own task's summary, or the same words.
@@ -124,6 +125,8 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
     rules = [c for c in candidates if c.kind != "summary"]
     twins = _detected(pools["rule"], rules)
     rule_number = -1
+    notes = _Notes([(m.id, m.title + "\n" + m.body) for m in pools["rule"]])
+    said = _Notes()  # the rules kept so far
     for candidate in candidates:
         key = fmt.normalized_text(candidate.title, candidate.body)
         name = "summary" if candidate.kind == "summary" else "rule"
@@ -135,15 +138,16 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
         elif name == "summary":
             twin = next((m.id for m in pools[name] if task and m.task_id == task), None)
         else:
-            twin = twins.get(rule_number) or _near(candidate, pools[name])
+            twin = twins.get(rule_number) or _near(candidate, notes)
         if twin is not None:
             proposal.known.append((candidate, twin))
             continue
-        if name == "rule" and any(_overlap(candidate, other.title + "\n" + other.body) >= NEAR_DUPLICATE
-                                  for other in kept):
-            proposal.dropped.append((candidate, "said twice in the session"))
-            continue
-        kept.append(candidate)
+        if name == "rule":
+            mine = _words(candidate.title + "\n" + candidate.body)
+            if said.holding(mine):
+                proposal.dropped.append((candidate, "said twice in the session"))
+                continue
+            said.add("", mine)
         # The same proposal gets the same ids when shown and when applied, unless taken.
         stable = "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
         memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title,
@@ -210,26 +214,51 @@ def _words(text: str) -> set[str]:
     return {w for w in words if w and w not in _STOP and not ("\u4e00" <= w <= "\u9fff")} | grams
 
 
-def _overlap(candidate: Candidate, text: str) -> float:
-    mine = _words(candidate.title + "\n" + candidate.body)
-    if len(mine) < 2:
-        return 0.0
-    return len(mine & _words(text)) / len(mine)
+class _Notes:
+    """The word sets of some notes, indexed by word, to find those that hold most of a
+    candidate's words without comparing it with every note (a long session has thousands of
+    candidates, a store thousands of memories)."""
+
+    def __init__(self, notes: Iterable[tuple[str, str]] = ()) -> None:
+        self.ids: list[str] = []
+        self.words: list[set[str]] = []
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for key, text in notes:
+            self.add(key, _words(text))
+
+    def add(self, key: str, words: set[str]) -> None:
+        for word in words:
+            self.postings[word].append(len(self.ids))
+        self.ids.append(key)
+        self.words.append(words)
+
+    def holding(self, mine: set[str]) -> list[tuple[float, str, set[str]]]:
+        """(share of `mine` it holds, id, its words) of each note holding NEAR_DUPLICATE of them."""
+        if len(mine) < 2:
+            return []
+        need = next(k for k in range(len(mine) + 1) if k / len(mine) >= NEAR_DUPLICATE)
+        # A note holding `need` of my words holds one of any len(mine) - need + 1 of them:
+        # look up only the rarest.
+        rare = sorted(mine, key=lambda w: len(self.postings.get(w, ())))[: len(mine) - need + 1]
+        found = {i for word in rare for i in self.postings.get(word, ())}
+        out = []
+        for i in sorted(found):
+            shared = len(mine & self.words[i])
+            if shared >= need:
+                out.append((shared / len(mine), self.ids[i], self.words[i]))
+        return out
 
 
-def _near(candidate: Candidate, existing: list[Memory]) -> str | None:
+def _near(candidate: Candidate, notes: _Notes) -> str | None:
     mine = _words(candidate.title + "\n" + candidate.body)
-    best, twin = 0.0, None
-    for memory in existing:
-        share = _overlap(candidate, memory.title + "\n" + memory.body)
+    best: tuple[float, str] = (0.0, "")
+    for share, mid, theirs in notes.holding(mine):
         # A short candidate ("Run the tests first") has all its words in many a longer note
         # without saying what it says: it is known only by a note about as short.
-        if share >= NEAR_DUPLICATE and len(mine) < NEAR_MIN_WORDS:
-            theirs = _words(memory.title + "\n" + memory.body)
-            share = share if theirs and len(theirs & mine) / len(theirs) >= NEAR_DUPLICATE else 0.0
-        if share > best:
-            best, twin = share, memory.id
-    return twin if best >= NEAR_DUPLICATE else None
+        if len(mine) < NEAR_MIN_WORDS and not (theirs and len(theirs & mine) / len(theirs) >= NEAR_DUPLICATE):
+            continue
+        best = max(best, (share, mid))
+    return best[1] if best[0] >= NEAR_DUPLICATE else None
 
 
 # -- secrets -----------------------------------------------------------------------------------
