@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 SESSION = "5f0c7a1e-bench-4d2b-9c1a-capture00001"
@@ -71,7 +72,7 @@ def transcript(path: Path, megabytes: float) -> tuple[int, int]:
             target = FILES[turn % len(FILES)]
             ask = (f"Fix the failing check in {target}: the parser drops the last field when a line "
                    f"ends with a separator. Keep the public API as it is." + (
-                       f" Always run the tests of module {turn} with -q before committing." if turn % 25 == 0
+                       f" Always run the tests of module {turn} with -q before committing." if turn % 10 == 0
                        else "")) if turn > 1 else \
                 "Add streaming support to the parser and keep the memory use flat on big inputs."
             put(record("user", uuid, {"role": "user", "content": ask}))
@@ -90,7 +91,8 @@ def transcript(path: Path, megabytes: float) -> tuple[int, int]:
                     failed = choice == 2 and step < 6
                     run = f"python -m pytest -q tests/test_module_{turn % 20}.py" if choice == 2 else "ruff check ."
                     tool, args = "Bash", {"command": run, "description": "run the checks"}
-                    tail = ("FAILED tests/test_module_1.py::test_split - AssertionError: 3 != 4\n1 failed"
+                    tail = (f"FAILED tests/test_module_{turn % 20}.py::test_split_{turn} - "
+                            f"AssertionError: {turn} != {turn + 1}\n1 failed"
                             if failed else "120 passed in 3.21s")
                     output = log_output(rng, rng.randint(10, 400)) + "\n" + tail
                 text = f"Let me look at {target} and run the checks again (step {step})."
@@ -146,9 +148,9 @@ def main() -> None:
                 print(f"run {run + 1}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
                 continue
             found = json.loads(done.stdout)
-            kinds = ", ".join(f"{c['kind']}" for c in found["candidates"]) or "none"
+            kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(c["kind"] for c in found["candidates"]).items()))
             print(f"run {run + 1}: {times[-1]:.2f} s ({cpus[-1]:.2f} s of CPU), {len(found['candidates'])} "
-                  f"candidates ({kinds})")
+                  f"candidates ({kinds or 'none'}), {len(found['dropped'])} left out")
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
         print(f"capture --json: best {min(times):.2f} s, median {sorted(times)[len(times) // 2]:.2f} s, "
               f"CPU best {min(cpus):.2f} s, peak RSS {peak:.0f} MB (target: <= 2 s, <= 200 MB)")
