@@ -167,10 +167,18 @@ def test_the_last_command_is_a_check_not_a_look_around(store: Path, tmp_path: Pa
                                                 "12 passed in 0.31s")
             .tool("Bash", {"command": "ls src/ && cat src/money.py"}, "money.py\n")
             .tool("Bash", {"command": "python --version"}, "Python 3.12.1")
-            .say("Fixed; the money tests pass.").write(tmp_path))
+            .tool("Bash", {"command": "git add src/money.py tests/test_money.py"}, "")
+            .tool("Bash", {"command": "_END=$(date +%s)\necho \"skill build done in $_END\" >> ~/.skill/log"}, "")
+            .say("Fixed: the rounding is half-even now. The details:\n\n## Tests\n- 12 money tests pass")
+            .write(tmp_path))
     summary = summary_of(capture(store, path))
     assert summary is not None
     assert "Last command: `python -m pytest -q tests/test_money.py` passed." in summary["body"]
+    assert "Outcome: Fixed: the rounding is half-even now. The details: 12 money tests pass" in summary["body"]
+
+
+def test_a_goal_that_introduces_a_list() -> None:
+    assert task("Build the export service with:\n\n1. a queue\n2. a worker") == "Build the export service"
 
 
 # -- paths: inside the repository, no home folder ---------------------------------------------

@@ -34,11 +34,13 @@ _CONFIRM = re.compile(r"^(?:yes|yep|yeah|yup|ok|okay|sure|right|go|great|perfect
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _URL = re.compile(r"^(?:https?://|www\.)\S+$")
 #: A command that checks the work: builds, tests, linters, type checkers, deploys.
-_CHECK = re.compile(r"\b(?:test|tests|spec|build|compile|check|lint|typecheck|tsc|pytest|tox|nox|jest|vitest|mocha"
-                    r"|cargo|go|mix|make|cmake|gradle|gradlew|mvn|dotnet|deploy|ruff|mypy|pyright|eslint|clippy"
-                    r"|dialyzer|credo|rspec|phpunit|swift|xcodebuild|flutter)\b")
+_CHECK = re.compile(r"(?<![\w/.-])(?:test|tests|spec|build|compile|check|lint|typecheck|tsc|pytest|tox|nox|jest"
+                    r"|vitest|mocha|cargo|go|mix|make|cmake|gradle|gradlew|mvn|dotnet|deploy|ruff|mypy|pyright"
+                    r"|eslint|clippy|dialyzer|credo|rspec|phpunit|swift|xcodebuild|flutter)(?![\w/.-])")
+#: ...and one that only asks, looks around, or keeps the agent's own books.
 _ASKING = re.compile(r"\s(?:--version|-V|--help|-h)\b|^\s*(?:cd\s+\S+\s*&&\s*)?(?:which|type|command -v|ls|cat|head"
-                     r"|tail|less|grep|rg|find|echo|printf|mkdir|touch|wc|tree)\b")
+                     r"|tail|less|grep|rg|find|echo|printf|mkdir|touch|rm|cp|mv|wc|tree|git)\b"
+                     r"|^\s*[A-Za-z_]\w*=\$[({]")
 _PLEASE = re.compile(r"^(?:please|pls|plz|kindly)\b[,!.]?\s*", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:ok(?:ay)?|so|alright|well|now|right)\b[,!.]?\s+", re.IGNORECASE)
 
@@ -69,11 +71,24 @@ def summarize(transcript: Transcript, base: str, git_files: Sequence[str],
     if last_run is not None:
         command = shorten(calls[last_run.call_id].command, 80)
         run = f"Last command: `{command}` {'failed' if last_run.error else 'passed'}."
-    outcome = "Outcome: " + shorten(final.text.strip().splitlines()[0], 200) if final is not None else None
+    outcome = "Outcome: " + shorten(_opening(final.text), 200) if final is not None else None
     body = _body(goal_text, files, symbols, run, outcome)
     evidence = (goal_line,) + tuple(e.line for e in edits[:20])
     return Candidate("summary", make_title(f"Session: {shorten(goal_text, 100)}", 100), body, "inferred", 0.5,
                      tuple(sorted(set(evidence))), files=files[:20])
+
+
+def _opening(text: str) -> str:
+    """The start of the agent's last message: its first line, and the next when the first
+    only announces it ("Everything is done. Here's the summary:")."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    out = lines[0].lstrip("#*- ").strip() if lines else ""
+    for line in lines[1:]:
+        if not out.endswith((":", "：")):
+            break
+        if not line.startswith("#"):  # a heading says less than the line under it
+            out = f"{out} {line.lstrip('*- ').strip()}"
+    return out
 
 
 def _body(goal_text: str, files: tuple[str, ...], symbols: tuple[str, ...], run: str | None,
@@ -207,4 +222,10 @@ def _polite(line: str) -> bool:
 
 
 def _clean(text: str) -> str:
-    return shorten(text.strip().rstrip(":：").strip(), GOAL_CHARS)
+    """`text` as a goal: a line that introduced a list ("Build X with:") without its colon and
+    dangling last word."""
+    text = text.strip()
+    if text.endswith((":", "：")):
+        text = re.sub(r"\s+(?:with|and|or|the|to|for|of|in|as|like|using|including|following)$", "",
+                      text.rstrip(":：").strip(), flags=re.IGNORECASE)
+    return shorten(text, GOAL_CHARS)
