@@ -216,7 +216,7 @@ def test_a_session_from_another_machine_matches_the_repositorys_files(store: Pat
             .say("The app reads PORT now.").write(tmp_path))
     data = capture(store, path)
     summary = summary_of(data)
-    assert summary is not None and summary["files"][0] == "src/app.py"
+    assert summary is not None and summary["files"] == ["src/app.py"]  # the rest is outside the project
     assert "jdoe42" not in everything(data) and "/opt/" not in everything(data)
 
 
@@ -310,3 +310,13 @@ def test_the_pending_count_is_what_the_proposal_shows(store: Path, tmp_path: Pat
     assert "3 new memories:" in run(store, "capture", "--pending", proposal_id).stdout
     as_json = json.loads(run(store, "capture", "--pending", "--json").stdout)
     assert len(as_json[0]["candidates"]) == 3 and len(as_json[0]["known"]) == 1
+
+
+def test_a_file_of_the_project_shows_where_its_folder_was() -> None:
+    place = Place("/srv/shop", "/home/jdoe42", files=lambda: {"src/app.py", "README.md"})
+    assert place.paths(["/home/jdoe42/.bashrc", "/home/jdoe42/projects/shop/src/app.py",
+                        "/home/jdoe42/projects/shop/src/new.py", "notes/todo.md"]) == ("src/app.py", "src/new.py")
+    # On this machine, in a sub-folder of the repository: relative paths are the sub-folder's.
+    here = Place("/srv/shop", "/srv/shop/web", files=lambda: ())
+    assert here.paths(["app.ts", "/srv/shop/web/b.ts", "/srv/shop/api/c.py", "/srv/other/d.py", "../api/e.py"]) == \
+        ("web/app.ts", "web/b.ts", "api/c.py", "api/e.py")

@@ -93,6 +93,7 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> C
                   (lambda: gitrepo.files(repo, repo.root)) if repo is not None else (lambda: ()))
     found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files,
                     place=place.paths)
+    place.paths(f for c in found for f in c.files)  # where the project's folder is, if it shows
     found = [place.candidate(c) for c in found]
     digest = hashlib.sha1(f"{transcript.session_id or Path(path).resolve()}".encode()).hexdigest()[:8]
     proposal = CaptureProposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,

@@ -49,6 +49,7 @@ class Place:
     cwd: str = ""
     files: Callable[[], Collection[str]] = field(default=lambda: ())
     _tracked: Collection[str] | None = field(default=None, init=False, repr=False)
+    _above: str = field(default="", init=False, repr=False)  # the project's folder in the cwd
 
     def __post_init__(self) -> None:
         self.root, self.cwd = normal(self.root), normal(self.cwd)
@@ -90,11 +91,18 @@ class Place:
         parts = rel.split("/")
         if ".." in parts or rel.startswith("~"):
             return None
-        if self.here:
+        if self.here or not self.tracked() or rel in self.tracked():
             return rel
         # A session recorded on another machine: its working folder may have been a sub-folder
-        # of the project, or above it; the repository's own files say which.
-        return rel if not self.tracked() or rel in self.tracked() else self._by_suffix(parts) or rel
+        # of the project, or above it (a home folder); the repository's own files say which,
+        # and once a file showed the project's folder, what is not in it is outside.
+        found = self._by_suffix(parts)
+        if found is not None:
+            self._above = self._above or rel[: len(rel) - len(found)]
+            return found
+        if self._above:
+            return rel[len(self._above):] if rel.startswith(self._above) else None
+        return rel
 
     def _by_suffix(self, parts: list[str]) -> str | None:
         """The longest tail of `parts` (two parts at least) that is a file of the repository."""
@@ -106,6 +114,11 @@ class Place:
         return None
 
     def paths(self, paths: Iterable[str]) -> tuple[str, ...]:
+        """The repository's own of `paths`, in order, each once (all are seen first: one may
+        show where the project's folder is)."""
+        paths = list(paths)
+        for path in paths:
+            self.path(path)
         return tuple(dict.fromkeys(p for p in map(self.path, paths) if p is not None))
 
     def scrub(self, text: str) -> str:
