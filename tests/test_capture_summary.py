@@ -227,6 +227,8 @@ def test_home_folders_are_scrubbed_from_text() -> None:
     assert place.scrub("cd /Users/jdoe42/work/repo && make") == "cd . && make"
     assert place.scrub("C:\\Users\\jdoe42\\x and /home/jdoe42 and https://example.com/home/page") == \
         "~\\x and ~ and https://example.com/home/page"
+    assert place.scrub("$ whoami\njdoe42") == "$ whoami\n<user>"  # the account name on its own too
+    assert Place("/srv/repo", "/home/dev/repo").scrub("a dev build") == "a dev build"  # too common a name
     assert place.path("/Users/jdoe42/work/repo2/a.py") is None  # a folder whose name only starts alike
     assert place.path("../up.py") is None and place.path("/srv/repo/README.md") == "README.md"
 

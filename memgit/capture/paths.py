@@ -18,6 +18,9 @@ _DRIVE = re.compile(r"^[A-Za-z]:(?:/|$)")
 _HOME = re.compile(r"(?<![\w.~-])(?:[A-Za-z]:|/[A-Za-z](?=[\\/]))?[\\/](?:Users|home)[\\/][^\\/\s'\"`<>|:*?]+",
                    re.IGNORECASE)
 _PATH_CHAR = re.compile(r"[\w.-]")
+#: Account names too common to be anyone's: left alone in text.
+_GENERIC_ACCOUNTS = {"user", "users", "dev", "admin", "root", "runner", "ubuntu", "ec2-user", "vscode", "node",
+                     "app", "home", "shared", "public", "default", "guest", "codespace", "gitpod", "me"}
 
 
 def normal(path: str) -> str:
@@ -59,6 +62,11 @@ class Place:
         inside = self._under(self.cwd, self.root) if self.cwd and self.root else None
         self.prefix = inside if inside not in (None, ".") else ""
         self.here = inside is not None or not self.cwd
+        # The account names in the folders the session ran in: a name on its own in a text
+        # (a prompt, "whoami" output) is scrubbed as well as a path.
+        names = {m.group(0).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] for b in self.bases
+                 for m in _HOME.finditer(b)}
+        self.accounts = sorted(n for n in names if len(n) >= 3 and n.casefold() not in _GENERIC_ACCOUNTS)
 
     def tracked(self) -> Collection[str]:
         if self._tracked is None:
@@ -126,7 +134,10 @@ class Place:
         home folder as `~`."""
         for base in sorted(self.bases, key=len, reverse=True):
             text = _base_pattern(base).sub(_relative_match, text)
-        return _HOME.sub("~", text)
+        text = _HOME.sub("~", text)
+        for name in self.accounts:
+            text = re.sub(rf"(?<![\w./\\-]){re.escape(name)}(?![\w/\\-])", "<user>", text, flags=re.IGNORECASE)
+        return text
 
     def candidate(self, candidate: Candidate) -> Candidate:
         """`candidate` with its files made the repository's own and its text scrubbed."""
