@@ -87,6 +87,7 @@ def summary_of(data: dict[str, Any]) -> dict[str, Any] | None:
 @pytest.mark.parametrize("said", [
     "hi! hope your day is going well", ".", "continue", "yes", "/review", "/compact",
     "https://example.com/issues/12", "thanks!", "ok do it",
+    "Base directory for this skill: /opt/skills/review\n\n# Review\n\nReview the diff for bugs and style.",
 ])
 def test_turns_that_state_no_task(said: str) -> None:
     assert task(said) == ""

@@ -24,6 +24,8 @@ PASTE_LINES = 25
 
 #: An agent CLI started with the prompt as its argument: `claude "…"`.
 _CLI = re.compile(r"^(?:claude|codex|gemini|aider|opencode|cursor-agent)\s+(?:-p\s+)?[\"'](?P<rest>.*)$", re.DOTALL)
+#: A skill's or command's text the agent put in the person's turn.
+_INJECTED = re.compile(r"^(?:Base directory for this skill:|<skill|<command-|<system|<local-command|\[Image #?\d)")
 _SLASH = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s+|$)")
 _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|howdy|yo|good (?:morning|afternoon|evening|day)|greetings|thanks|thank you|thx|cheers"
@@ -145,6 +147,8 @@ def goal(events: Sequence[Event]) -> tuple[str, int] | None:
 def task(text: str) -> str:
     """The task a user turn states, shortened; empty when it states none."""
     text = text.strip()
+    if _INJECTED.match(text):
+        return ""
     cli = _CLI.match(text)
     if cli:
         text = cli.group("rest").strip().rstrip("\"'").strip()
