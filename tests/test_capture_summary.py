@@ -88,6 +88,7 @@ def summary_of(data: dict[str, Any]) -> dict[str, Any] | None:
     "hi! hope your day is going well", ".", "continue", "yes", "/review", "/compact",
     "https://example.com/issues/12", "thanks!", "ok do it",
     "Base directory for this skill: /opt/skills/review\n\n# Review\n\nReview the diff for bugs and style.",
+    "why is the cache key built from the path and not the id?",
 ])
 def test_turns_that_state_no_task(said: str) -> None:
     assert task(said) == ""
@@ -102,6 +103,10 @@ def test_turns_that_state_no_task(said: str) -> None:
      "the importer skips rows with a quoted comma, fix it"),
     ("ok, I moved the settings into config/ and the loader still reads the old place, update it",
      "I moved the settings into config/ and the loader still reads the old place, update it"),
+    ("e: file:///ci/work/app/src/Chips.kt:27:15 Unresolved reference: chips\ne: more of the log",
+     "Fix: Unresolved reference: chips"),
+    ("src/api.ts(12,7): error TS2304: Cannot find name 'fetchUser'.", "Fix: Cannot find name 'fetchUser'."),
+    ("TypeError: t.serialize is not a function\n    at deposit (vault.ts:40)", "Fix: TypeError: t.serialize is not a function"),
 ])
 def test_the_task_a_turn_states(said: str, goal: str) -> None:
     assert task(said) == goal
@@ -132,6 +137,17 @@ def test_the_goal_is_the_request_that_led_to_the_changes(store: Path, tmp_path: 
     assert summary["body"].startswith("Goal: Debounce the search input in src/search.ts by 300 ms\n"
                                       "Changed: src/search.ts")
     assert summary["files"] == ["src/search.ts"]
+
+
+def test_a_follow_up_stands_for_the_request_it_goes_on_from(store: Path, tmp_path: Path) -> None:
+    cwd = str(store)
+    path = (Session(cwd).user("Check that the benchmark scripts under bench/ still match the new trainer API")
+            .say("They do, except two flags.").user("so the sync and async trainers share the config now?")
+            .say("Yes.").user("then give me the command for running them")
+            .edit(f"{cwd}/bench/run.sh").say("Run bench/run.sh.").write(tmp_path))
+    summary = summary_of(capture(store, path))
+    assert summary is not None
+    assert summary["title"] == "Session: Check that the benchmark scripts under bench/ still match the new trainer API"
 
 
 def test_a_confirmation_stands_for_the_request_before_it(store: Path, tmp_path: Path) -> None:

@@ -4,9 +4,10 @@ last check run, how it ended.
 The goal is a request that states a task, in the person's words: greetings, "continue", "yes",
 a lone word, a bare `/command`, a URL on its own, and pasted documents are not one; of a paste
 (a long turn) its own title or first sentence is taken, unless it starts in the middle of a
-sentence (a copied fragment). The request whose answer first changed a file is preferred (a
-session often opens with questions); a short confirmation ("yes, do it") stands for the request
-before it."""
+sentence (a copied fragment); a question that asks for nothing is not one either; a pasted
+error is ("Fix: <the error>"). The request whose answer first changed a file is preferred (a
+session often opens with questions); a short confirmation ("yes, do it") or a follow-up ("then
+give me the command") stands for the request before it."""
 
 from __future__ import annotations
 
@@ -43,6 +44,15 @@ _CHECK = re.compile(r"(?<![\w/.-])(?:test|tests|spec|build|compile|check|lint|ty
 _ASKING = re.compile(r"\s(?:--version|-V|--help|-h)\b|^\s*(?:cd\s+\S+\s*&&\s*)?(?:which|type|command -v|ls|cat|head"
                      r"|tail|less|grep|rg|find|echo|printf|mkdir|touch|rm|cp|mv|wc|tree|git)\b"
                      r"|^\s*[A-Za-z_]\w*=\$[({]")
+#: A request that goes on from an earlier one.
+_CONTINUES = re.compile(r"^(?:then|now|also|and|next|after that|afterwards|plus)\b", re.IGNORECASE)
+#: A question that asks for something to be done.
+_REQUEST = re.compile(r"^(?:please\s+)?(?:can|could|would|will|may)\s+(?:you|we|u)\b|^(?:please|pls|let's|lets)\b",
+                      re.IGNORECASE)
+#: A compiler's or tool's error line: `e: file:///src/a.kt:27:15 Unresolved reference: x`,
+#: `src/a.ts(3,5): error TS2304: …`, `Error: …`.
+_ERROR = re.compile(r"^(?:(?:e|w|error|fatal)(?:\[\w-]+\])?:\s*\S*?:\d+(?::\d+)?:?\s+|\S+\(\d+,\d+\):\s*error\s+\w+:\s*"
+                    r"|\S+:\d+:\d+:\s*error:\s*|[Ee]rror:\s+)(?P<message>\S.{3,})$|^(?P<named>[A-Z]\w*Error:\s+\S.{3,})$")
 _PLEASE = re.compile(r"^(?:please|pls|plz|kindly)\b[,!.]?\s*", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:ok(?:ay)?|so|alright|well|now|right)\b[,!.]?\s+", re.IGNORECASE)
 
@@ -136,8 +146,12 @@ def goal(events: Sequence[Event]) -> tuple[str, int] | None:
     bounds = turns[1:] + [len(events)]
     changed = next((n for n, (start, end) in enumerate(zip(turns, bounds))
                     if any(e.role == "tool_call" and e.tool in EDIT_TOOLS for e in events[start:end])), None)
-    if changed is not None:  # the request that led to the first change, or the nearest before it
-        found = next(((i, t) for i, t in reversed(tasks[:changed + 1]) if t), None)
+    if changed is not None:
+        # The request that led to the first change; one that only goes on from an earlier
+        # request ("then give me the command") stands for that one.
+        stated = [(i, t) for i, t in tasks[:changed + 1] if t]
+        found = next(((i, t) for i, t in reversed(stated) if not _CONTINUES.match(t)), None) or \
+            (stated[0] if stated else None)
         if found is not None:
             return found[1], events[found[0]].line
     found = next(((i, t) for i, t in tasks if t), None)
@@ -157,6 +171,9 @@ def task(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
+    error = _ERROR.match(lines[0])
+    if error:  # a pasted error: what to fix
+        return _clean("Fix: " + (error.group("message") or error.group("named")))
     if len(text) > PASTE_CHARS or len(lines) > PASTE_LINES:
         return _pasted(lines)
     for line in lines:
@@ -208,6 +225,8 @@ def _stated(line: str) -> str:
         return ""  # "yes, do it", "continue please": the task is the turn before
     if len(words) < 3 or len(rest) < 12:
         return ""
+    if rest.rstrip().endswith(("?", "？")) and not _REQUEST.match(rest):
+        return ""  # a question ("why is it X?"), not a request ("can you fix X?")
     return _clean(rest)
 
 
