@@ -1,85 +1,286 @@
-"""Lessons: a command that failed and then passed after edits. The failure's key line, the
-files and functions the fix changed; earlier edits that did not fix it are kept as dead ends.
-A failure never fixed in the session teaches nothing certain and is left out."""
+"""Lessons: a command that failed and then passed after a fix — an edit, a file written by the
+shell, a dependency installed, or the same command with a new flag or variable. Runs are matched
+by the command their wrappers hide (`memgit.capture.commands`). A lesson says what failed (the
+line of the output that names the error), why (the agent's own diagnosis, said between the
+failure and the fix, hedges left out) and what made it pass; earlier edits that changed nothing
+are kept as dead ends, and a dependency change that got the command past its first error is a
+lesson of its own. A failure never fixed in the session, a one-off network or quota error, and a
+test the session wrote and then corrected teach nothing certain and are left out."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from memgit.agents.events import EDIT_TOOLS, SHELL_TOOLS, Event
+from memgit.capture import commands
 from memgit.capture.candidate import Candidate, flat, make_title, relative_paths, shorten
 
-_KEY_LINE = re.compile(r"^\s*(?:E\s+)?(?:\w+(?:\.\w+)*(?:Error|Exception|Failure)\b.*|FAILED .*|fatal: .*"
-                       r"|error(?:\[\w+\])?: .*"
-                       r"|npm ERR! .*|\S+:\d+:\d*:? error.*)$", re.MULTILINE)
-_TRIVIAL_COMMANDS = re.compile(r"^\s*(ls|cat|head|tail|sed -n|grep|rg|find|which|echo|pwd|cd)\b")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+#: Lines a tool or runner puts around the output; they say nothing about the error.
+_NOISE = re.compile(
+    r"(?i)^(?:exit code:?\s*-?\d+|command exited with code.*|process exited with code.*|exit status \d+"
+    r"|wall time:.*|chunk id:.*|original token count:.*|output:|\(no output\)|total output lines:.*"
+    r"|(?:npm (?:err!|error)|error)\s*(?:code \w+)?|(?:for more (?:info|information)|see|to learn more)\b.*"
+    r"|.*\b(?:run with|rerun with) --\S+.*|at .+[:(].*\d+\)?|file \".*\", line \d+.*|\^+|[~^\s|]+"
+    r"|[\[\](){}<>,;.:\s'\"`]*|.*\d+%\|.*|.*[█▏▎▍▌▋▊▉]{2,}.*|error: process completed with exit code.*"
+    r"|.*(?:build worker )?exited with code:? \d+.*|failed to compile\.?|compilation failed\.?"
+    r"|.*error command failed with exit code.*|make(?:\[\d+\])?: \*\*\*.*|found \d+ errors?.*"
+    r"|total errors: .*|\d+ (?:failed|errors?)(?:, .*)?|=+.*=+|-{3,}|elifecycle.*|npm (?:err!|error) .*log.*"
+    r"|warning: .*is deprecated.*|done in .*)$")
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.M)
+_EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
+_FAILED = re.compile(r"^(?:FAILED|FAIL|ERROR)\s+\S+.*")
+_NAMED = re.compile(
+    r"(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b\s*(?:\[\w+\]|TS\d+|[A-Z]+\d+)?:|\bERR!|\bfatal:|\bpanic:"
+    r"|\bHH\d+\b|\b[A-Z]{1,4}\d{2,5}\b:|Cannot find module|Unresolved reference|cannot find symbol"
+    r"|undefined reference|is not defined|is not a function|No module named|command not found"
+    r"|Could not resolve|not assignable|has no attribute|unable to resolve)", re.I)
+_DIAGNOSTIC = re.compile(r"^\S+\.\w+:\d+(?::\d+)?:?\s*\S*")
+_ENVIRONMENT = re.compile(
+    r"(?i)\b(?:EADDRINUSE|address already in use|EPERM|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN"
+    r"|rate.?limit|too many requests|\b429\b|quota|temporary failure in name resolution|network is unreachable"
+    r"|could not resolve host|connection (?:refused|reset)|overloaded|credit balance)")
+_FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fatal: |error(?:\[\w+\])?: |npm ERR!"
+                           r"|[\w.]*(?:Error|Exception): )", re.M)
+#: A formatter's or style checker's complaint: the tool fixes it, nothing to remember.
+_STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted|formatting (?:issues|check)"
+                    r"|prettier|code style issues")
+_TEST_RUN = re.compile(r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|spec|ctest|tox|nox)\b")
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]+$|_test\.\w+$|\.(?:test|spec)\.\w+$")
+_HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure|seems?"
+                    r"|likely|could be|let'?s see|guess)\b")
+_PLAN = re.compile(r"(?i)^(?:let me|let's|now\b|next\b|first\b|then\b|i'll|i will|i'm going|i am going|ok\b|okay"
+                   r"|good|great|perfect|done|got it|all |sure|alright|right\b|i see|hmm)")
 
 
-def _key_line(text: str) -> str:
-    lines = [m.group().strip() for m in _KEY_LINE.finditer(text)]
-    specific = [line for line in lines if not line.startswith("FAILED")] or lines
-    if specific:
-        return re.sub(r"^E\s+", "", specific[-1])[:200]
-    rest = [line.strip() for line in text.splitlines()
-            if line.strip() and not re.match(r"(?i)exit code|wall time|output:", line.strip())]
-    return rest[-1][:200] if rest else "it failed"
+@dataclass
+class _Failure:
+    call: Event
+    result: Event
+    command: commands.Command
+    fixes: list[str] = field(default_factory=list)  # what was done after it: "install …", "flag …"
+    edits: list[Event] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # the agent's words after it, before the fix
 
-
-def _command_key(command: str) -> str:
-    return " ".join(command.split())[:300]
+    @property
+    def fixed_by_something(self) -> bool:
+        return bool(self.fixes or self.edits)
 
 
 def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
     calls = {e.call_id: e for e in events if e.role == "tool_call" and e.call_id}
     out: list[Candidate] = []
-    # command → its failed runs so far: (call, failure, edits after it)
-    streak: dict[str, list[tuple[Event, Event, list[Event]]]] = {}
+    streak: dict[str, list[_Failure]] = {}  # command key → its failed runs so far
     for event in events:
+        if event.role == "assistant" and event.text and not event.sidechain:
+            for runs in streak.values():
+                if not runs[-1].fixed_by_something:
+                    runs[-1].said.append(event.text)
+            continue
         if event.role == "tool_call" and event.tool in EDIT_TOOLS:
             for runs in streak.values():
-                runs[-1][2].append(event)
+                runs[-1].edits.append(event)
             continue
         if event.role != "tool_result":
             continue
         call = calls.get(event.call_id)
-        if call is None or call.tool not in SHELL_TOOLS or _TRIVIAL_COMMANDS.match(call.command or "ls"):
+        if call is None or not _is_shell(call) or not call.command:
             continue
-        key = _command_key(call.command)
-        if event.error:
-            streak.setdefault(key, []).append((call, event, []))
+        command = commands.parse(call.command)
+        failed = _failed(event, command)
+        if not failed and (command.writes or commands.is_install(command)):
+            fix = (f"installing `{shorten(_shown(call.command), 120)}`" if commands.is_install(command)
+                   else f"writing {', '.join(command.writes[:3])}")
+            for runs in streak.values():
+                runs[-1].fixes.append(fix)
+                if command.writes:
+                    runs[-1].edits.append(Event(event.line, "tool_call", files=command.writes))
+        if commands.is_trivial(command) or commands.is_install(command) or not command.key:
             continue
-        runs = streak.pop(key, [])
-        if not runs or not runs[-1][2]:
-            continue  # passed without an edit: flaky, or fixed outside the session
-        # A failure that an edit got past, into a different failure, taught something too.
-        for i, (earlier_call, earlier, tried) in enumerate(runs[:-1]):
-            if tried and _key_line(earlier.text) != _key_line(runs[i + 1][1].text):
-                out.append(_lesson(earlier_call, runs[i + 1][1], [runs[i]], base,
-                                   then="it failed differently"))
-        out.append(_lesson(call, event, runs, base))
+        if failed:
+            streak.setdefault(command.key, []).append(_Failure(call, event, command))
+            continue
+        runs = streak.pop(command.key, [])
+        if not runs:
+            continue
+        last = runs[-1]
+        changed = _changed_options(last.command, command)
+        if changed:
+            last.fixes.append(changed)
+        if not last.fixed_by_something:
+            continue  # passed with nothing changed: flaky, or fixed outside the session
+        out.extend(_streak_lessons(runs, call, event, base))
     return out
 
 
-def _lesson(call: Event, success: Event, runs: list[tuple[Event, Event, list[Event]]], base: str,
-            then: str = "it passed") -> Candidate:
-    _, failure, fix = runs[-1]
-    key = _key_line(failure.text)
-    files = relative_paths(flat(e.files for e in fix), base)
-    symbols = tuple(dict.fromkeys(s for e in fix for s in e.symbols))
-    command = shorten(call.command, 80)
-    lines = [f"`{command}` failed with:", f"    {key}",
-             f"Fixed by changing {', '.join(files) or 'the code'}"
-             + (f" ({', '.join(symbols[:6])})" if symbols else "") + f"; then {then}."]
-    for i, (_, earlier, tried) in enumerate(runs[:-1]):
-        if not tried:
-            continue
-        tried_files = ", ".join(relative_paths(flat(e.files for e in tried), base))
-        before, after = _key_line(earlier.text), _key_line(runs[i + 1][1].text)
-        if before == after:
-            lines.append(f"Dead end: changing {tried_files} did not help (still `{shorten(before, 120)}`).")
+def _is_shell(call: Event) -> bool:
+    return call.tool in SHELL_TOOLS or call.action == "run" or call.tool.lower() in {"bash", "shell", "terminal"}
+
+
+def _failed(result: Event, command: commands.Command) -> bool:
+    """Whether a run failed: its tool says so, or its status was hidden by a pipe into a filter
+    and its output shows a failure's marks."""
+    if result.error:
+        return True
+    return command.piped and bool(_FAILURE_MARK.search(_clean(result.text)))
+
+
+def _changed_options(before: commands.Command, after: commands.Command) -> str:
+    added = sorted(after.options - before.options)
+    ran = [b for b in after.before if b not in before.before
+           and not commands.is_trivial(commands.parse(b))]
+    parts = []
+    if added:
+        kinds = "variable" if all(a.endswith("=") for a in added) else "flag"
+        parts.append(f"adding the {kinds}{'s' if len(added) > 1 else ''} "
+                     + ", ".join(f"`{a.rstrip('=')}`" for a in added[:4]))
+    if ran:
+        parts.append("running " + ", ".join(f"`{shorten(r, 80)}`" for r in ran[:2]) + " first")
+    return " and ".join(parts)
+
+
+def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str) -> list[Candidate]:
+    last = runs[-1]
+    key = key_line(last.result.text)
+    if _STYLE.search(key) or _ENVIRONMENT.search(key) or _ENVIRONMENT.search(" ".join(key_line(r.result.text) for r in runs)):
+        return []
+    files = _relative(flat(e.files for e in last.edits), base)
+    test_run = bool(_TEST_RUN.search(last.command.key))
+    out = []
+    if not (test_run and files and not last.fixes and all(_TEST_FILE.search(f) for f in files)):
+        out.append(_lesson(call, success, runs, base))
+    # A dependency change that got the command past its first error, into another one.
+    # An edit that got the command past one error into another, when the agent said why.
+    for i, earlier in enumerate(runs[:-1]):
+        later = runs[i + 1]
+        if earlier.edits and not earlier.fixes and _diagnosis(earlier.said) and _got_past(earlier, later):
+            out.append(_lesson(later.call, later.result, runs[: i + 1], base, then="it failed differently"))
+    installs = [f for r in runs[:-1] for f in r.fixes if f.startswith("installing")]
+    first = key_line(runs[0].result.text)
+    if installs and first != key:
+        seen = list(dict.fromkeys(key_line(r.result.text) for r in runs[:-1]))[:2]
+        command = shorten(last.command.key, 80)
+        lines = [f"`{command}` failed with:", *(f"    {shorten(k, 200)}" for k in seen)]
+        why = _diagnosis(runs[0].said)
+        if why:
+            lines.append(f"Why: {why}")
+        lines.append(f"Fixed by {installs[-1]}; then it got past that error.")
+        evidence = tuple(sorted({r.result.line for r in runs[:-1]} | {runs[-1].result.line}))
+        out.append(Candidate("lesson", make_title(f"{command}: {seen[0]}", 110, capital=False),
+                             "\n".join(lines), "inferred", 0.6, evidence))
+    return out
+
+
+def _same(one: str, other: str) -> bool:
+    """Whether two error lines say the same thing (line numbers aside)."""
+    return _unnumbered(one) == _unnumbered(other)
+
+
+def _unnumbered(text: str) -> str:
+    return re.sub(r"\d+(?:[:.,]\d+)*", "#", text)
+
+
+def _got_past(earlier: _Failure, later: _Failure) -> bool:
+    key = key_line(earlier.result.text)
+    if key == "it failed" or _same(key, key_line(later.result.text)) or _STYLE.search(key):
+        return False
+    return _unnumbered(key) not in _unnumbered(" ".join(_clean(later.result.text).split()))
+
+
+def _lesson(call: Event, success: Event, runs: list[_Failure], base: str, then: str = "it passed") -> Candidate:
+    last = runs[-1]
+    key = key_line(last.result.text)
+    files = _relative(flat(e.files for e in last.edits), base)
+    symbols = tuple(dict.fromkeys(s for e in last.edits for s in e.symbols))
+    command = shorten(last.command.key, 80)
+    how = [f for f in last.fixes if not f.startswith("writing")]
+    if files:
+        how.insert(0, f"changing {', '.join(files[:6])}" + (f" ({', '.join(symbols[:6])})" if symbols else ""))
+    lines = [f"`{command}` failed with:", f"    {key}"]
+    why = _diagnosis(last.said) or (_diagnosis(runs[-2].said) if len(runs) > 1 else "")
+    if why:
+        lines.append(f"Why: {why}")
+    lines.append(f"Fixed by {' and '.join(dict.fromkeys(how))}; then {then}.")
+    for i, earlier in enumerate(runs[:-1]):
+        tried = _relative(flat(e.files for e in earlier.edits), base)
+        before, after = key_line(earlier.result.text), key_line(runs[i + 1].result.text)
+        if tried and _same(before, after):
+            lines.append(f"Dead end: changing {', '.join(tried[:4])} did not help "
+                         f"(still `{shorten(before, 120)}`).")
     title = make_title(f"{command}: {key}", 110, capital=False)
-    evidence = tuple(sorted({r[1].line for r in runs} | {e.line for e in fix} | {success.line}))
+    evidence = tuple(sorted({r.result.line for r in runs} | {e.line for e in last.edits} | {success.line}))
     anchored = tuple(f"{files[0]}::{s}" for s in symbols[:6]) if len(files) == 1 else symbols[:6]
     return Candidate("lesson", title, "\n".join(lines), "inferred", 0.6, evidence, files=files,
                      symbols=anchored)
+
+
+def key_line(text: str) -> str:
+    """The line of a failed command's output that names the error: a traceback's exception, a
+    failed test's id, an `error:`/`Error` line, a compiler's `file:line:` diagnostic, else the
+    first line that is not a header, a hint, a stack frame or a progress bar. A line ending in
+    `:` takes the next one with it."""
+    lines = [line.strip() for line in _clean(text).splitlines()]
+    useful = [i for i, line in enumerate(lines) if line and not _NOISE.match(line)]
+    chosen = None
+    tracebacks = [m.start() for m in _TRACEBACK.finditer("\n".join(lines))]
+    if tracebacks:
+        start = "\n".join(lines)[: tracebacks[-1]].count("\n")
+        chosen = next((i for i in useful if i > start and _EXCEPTION.match(lines[i])
+                       and not lines[i].startswith("File ")), None)
+    for pattern in (_FAILED, _NAMED, _DIAGNOSTIC):
+        if chosen is None:
+            chosen = next((i for i in useful if pattern.search(lines[i]) and not _warning(lines[i])), None)
+    if chosen is None:
+        chosen = useful[0] if useful else None
+    if chosen is None:
+        return "it failed"
+    line = lines[chosen]
+    if line.endswith(":") or _DIAGNOSTIC.fullmatch(line):
+        following = next((lines[i] for i in useful if i > chosen), "")
+        line = f"{line} {following.lstrip('*-• ')}".strip()
+    return re.sub(r"^(?:E\s+|\[[^\]]*\]:?\s*)", "", line)[:200]
+
+
+def _warning(line: str) -> bool:
+    return bool(re.match(r"(?i)^(?:⚠\s*)?warn(?:ing)?\b", line)) and not re.search(r"(?i)\berror\b", line)
+
+
+def _clean(text: str) -> str:
+    text = _ANSI.sub("", text)
+    if "\\n\\n" in text:  # a hook's output quoted with escaped newlines
+        text = text.replace("\\n", "\n")
+    return text
+
+
+def _diagnosis(said: list[str]) -> str:
+    """The first sentence of the agent's words that says what was wrong: not a plan ("Let me…"),
+    not hedged ("maybe", "I think"), not a question."""
+    for text in said:
+        flat_text = " ".join(text.split())
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|:\s*$|\n", flat_text):
+            sentence = sentence.strip(" *").rstrip(":")
+            plain = sentence.replace("**", "")
+            if (len(plain.split()) < 4 or plain.endswith("?") or _PLAN.match(plain) or _HEDGE.search(plain)
+                    or len(plain) > 300):
+                continue
+            return shorten(plain, 240)
+    return ""
+
+
+def _shown(command: str) -> str:
+    parsed = commands.parse(command)
+    return parsed.core if "\n" not in parsed.core else parsed.key
+
+
+def _relative(files: Sequence[str], base: str) -> tuple[str, ...]:
+    """Paths made relative to the repository, also when the session ran on Windows (`c:/…`)."""
+    out = []
+    norm_base = base.replace("\\", "/").rstrip("/").lower()
+    for path in relative_paths(files, base):
+        norm = path.replace("\\", "/")
+        if norm_base and norm.lower().startswith(norm_base + "/"):
+            norm = norm[len(norm_base) + 1:]
+        out.append(norm)
+    return tuple(dict.fromkeys(out))
