@@ -6,6 +6,7 @@ the fix."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -39,7 +40,18 @@ _INSTALL = re.compile(
     r"|conda (?:install|update)\b|mamba install\b|cargo (?:add|update|install)\b|go (?:get|mod (?:tidy|download))\b"
     r"|bundle (?:install|update|add)\b|gem install\b|composer (?:require|install|update)\b"
     r"|mix deps\.(?:get|update)\b|dotnet add\b|(?:apt|apt-get|brew|apk|dnf|yum) install\b)")
+_FAMILIES = {
+    **dict.fromkeys("npm pnpm yarn bun npx node next tsc jest vitest vite eslint hardhat webpack playwright mocha "
+                    "tsx ts-node prettier nx turbo expo react-scripts ng astro nuxt svelte-kit cnpm deno".split(),
+                    "node"),
+    **dict.fromkeys("pip pip3 uv poetry pipenv pdm conda mamba python pytest mypy ruff tox nox pyright hatch "
+                    "flake8 black django-admin alembic uvicorn".split(), "python"),
+    **dict.fromkeys("cargo rustc".split(), "rust"), "go": "go", "mix": "elixir",
+    **dict.fromkeys("bundle gem rake rails rspec ruby".split(), "ruby"),
+    **dict.fromkeys("composer php phpunit artisan".split(), "php"), "dotnet": "dotnet",
+}
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+_CODE_MODE = re.compile(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\\\]|\\\\.)*")')
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 _INTERPRETER = re.compile(r"^(python|node|ruby|perl|php|deno|bun)\d*(?:\.\d+)?$")
 
@@ -60,6 +72,12 @@ class Command:
 
 def parse(command: str) -> Command:
     """The command `command` comes to, its wrappers stripped."""
+    inner = _CODE_MODE.findall(command)
+    if inner:  # a script that calls the shell tool (`tools.exec_command({"cmd": …})`)
+        try:
+            command = json.loads(inner[-1])
+        except ValueError:
+            pass
     text, heredoc = _drop_heredocs(command)
     segments = _segments(text)
     writes = tuple(w for seg in segments for w in _redirect_targets(seg))
@@ -80,6 +98,12 @@ def is_install(command: Command) -> bool:
     """Whether the command changes the project's dependencies (`npm install x@2`, `uv pip install
     -e .`, `poetry add`…)."""
     return bool(_INSTALL.match(command.core)) or any(_INSTALL.match(b) for b in command.before)
+
+
+def family(command: Command) -> str:
+    """The ecosystem a command belongs to (node, python, rust…), or "" when it is not known."""
+    words = command.core.split()
+    return _FAMILIES.get(words[0], "") if words else ""
 
 
 def is_trivial(command: Command) -> bool:
@@ -203,7 +227,3 @@ def _strip_redirects(words: list[str]) -> list[str]:
             continue
         out.append(word)
     return out
-
-
-def quote(words: list[str]) -> str:
-    return " ".join(shlex.quote(w) for w in words)

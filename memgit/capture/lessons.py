@@ -47,6 +47,7 @@ _FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fat
 #: A formatter's or style checker's complaint: the tool fixes it, nothing to remember.
 _STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted|formatting (?:issues|check)"
                     r"|prettier|code style issues")
+_PATCHED = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\s\\\\\"]+)")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|spec|ctest|tox|nox)\b")
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]+$|_test\.\w+$|\.(?:test|spec)\.\w+$")
 _HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure|seems?"
@@ -80,6 +81,8 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
                     runs[-1].said.append(event.text)
             continue
         if event.role == "tool_call" and event.tool in EDIT_TOOLS:
+            if not event.files:
+                event = Event(event.line, "tool_call", tool=event.tool, files=tuple(_PATCHED.findall(event.text)))
             for runs in streak.values():
                 runs[-1].edits.append(event)
             continue
@@ -93,10 +96,13 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if not failed and (command.writes or commands.is_install(command)):
             fix = (f"installing `{shorten(_shown(call.command), 120)}`" if commands.is_install(command)
                    else f"writing {', '.join(command.writes[:3])}")
-            for runs in streak.values():
-                runs[-1].fixes.append(fix)
-                if command.writes:
+            if command.writes:
+                for runs in streak.values():
                     runs[-1].edits.append(Event(event.line, "tool_call", files=command.writes))
+            if streak:  # an install is for the failure seen last, of the same ecosystem
+                latest = max(streak.values(), key=lambda runs: runs[-1].result.line)[-1]
+                if commands.family(latest.command) in {"", commands.family(command)}:
+                    latest.fixes.append(fix)
         if commands.is_trivial(command) or commands.is_install(command) or not command.key:
             continue
         if failed:
@@ -129,16 +135,11 @@ def _failed(result: Event, command: commands.Command) -> bool:
 
 def _changed_options(before: commands.Command, after: commands.Command) -> str:
     added = sorted(after.options - before.options)
-    ran = [b for b in after.before if b not in before.before
-           and not commands.is_trivial(commands.parse(b))]
-    parts = []
-    if added:
-        kinds = "variable" if all(a.endswith("=") for a in added) else "flag"
-        parts.append(f"adding the {kinds}{'s' if len(added) > 1 else ''} "
-                     + ", ".join(f"`{a.rstrip('=')}`" for a in added[:4]))
-    if ran:
-        parts.append("running " + ", ".join(f"`{shorten(r, 80)}`" for r in ran[:2]) + " first")
-    return " and ".join(parts)
+    if not added:
+        return ""
+    kinds = "variable" if all(a.endswith("=") for a in added) else "flag"
+    return (f"adding the {kinds}{'s' if len(added) > 1 else ''} "
+            + ", ".join(f"`{a.rstrip('=')}`" for a in added[:4]))
 
 
 def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str) -> list[Candidate]:
@@ -149,7 +150,10 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
     files = _relative(flat(e.files for e in last.edits), base)
     test_run = bool(_TEST_RUN.search(last.command.key))
     out = []
-    if not (test_run and files and not last.fixes and all(_TEST_FILE.search(f) for f in files)):
+    fixed_tests_only = test_run and files and not last.fixes and all(_TEST_FILE.search(f) for f in files)
+    # An edit says what changed, not why: it needs the agent's diagnosis to teach something.
+    explained = bool(last.fixes) or bool(_diagnosis(last.said) or (len(runs) > 1 and _diagnosis(runs[-2].said)))
+    if explained and not fixed_tests_only:
         out.append(_lesson(call, success, runs, base))
     # A dependency change that got the command past its first error, into another one.
     # An edit that got the command past one error into another, when the agent said why.
