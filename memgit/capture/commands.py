@@ -41,14 +41,12 @@ _INSTALL = re.compile(
     r"|bundle (?:install|update|add)\b|gem install\b|composer (?:require|install|update)\b"
     r"|mix deps\.(?:get|update)\b|dotnet add\b|(?:apt|apt-get|brew|apk|dnf|yum) install\b)")
 _FAMILIES = {
-    **dict.fromkeys("npm pnpm yarn bun npx node next tsc jest vitest vite eslint hardhat webpack playwright mocha "
-                    "tsx ts-node prettier nx turbo expo react-scripts ng astro nuxt svelte-kit cnpm deno".split(),
+    **dict.fromkeys(["npm", "pnpm", "yarn", "bun", "npx", "node", "next", "tsc", "jest", "vitest", "vite", "eslint", "hardhat", "webpack", "playwright", "mocha", "tsx", "ts-node", "prettier", "nx", "turbo", "expo", "react-scripts", "ng", "astro", "nuxt", "svelte-kit", "cnpm", "deno"],
                     "node"),
-    **dict.fromkeys("pip pip3 uv poetry pipenv pdm conda mamba python pytest mypy ruff tox nox pyright hatch "
-                    "flake8 black django-admin alembic uvicorn".split(), "python"),
-    **dict.fromkeys("cargo rustc".split(), "rust"), "go": "go", "mix": "elixir",
-    **dict.fromkeys("bundle gem rake rails rspec ruby".split(), "ruby"),
-    **dict.fromkeys("composer php phpunit artisan".split(), "php"), "dotnet": "dotnet",
+    **dict.fromkeys(["pip", "pip3", "uv", "poetry", "pipenv", "pdm", "conda", "mamba", "python", "pytest", "mypy", "ruff", "tox", "nox", "pyright", "hatch", "flake8", "black", "django-admin", "alembic", "uvicorn"], "python"),
+    **dict.fromkeys(["cargo", "rustc"], "rust"), "go": "go", "mix": "elixir",
+    **dict.fromkeys(["bundle", "gem", "rake", "rails", "rspec", "ruby"], "ruby"),
+    **dict.fromkeys(["composer", "php", "phpunit", "artisan"], "php"), "dotnet": "dotnet",
 }
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CODE_MODE = re.compile(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\\\]|\\\\.)*")')

@@ -29,21 +29,22 @@ _NOISE = re.compile(
     r"|.*error command failed with exit code.*|make(?:\[\d+\])?: \*\*\*.*|found \d+ errors?.*"
     r"|total errors: .*|\d+ (?:failed|errors?)(?:, .*)?|=+.*=+|-{3,}|elifecycle.*|npm (?:err!|error) .*log.*"
     r"|warning: .*is deprecated.*|done in .*)$")
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.M)
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
+_PYTEST_E = re.compile(r"^E\s+[\w.]*(?:Error|Exception)\b")
 _FAILED = re.compile(r"^(?:FAILED|FAIL|ERROR)\s+\S+.*")
 _NAMED = re.compile(
     r"(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b\s*(?:\[\w+\]|TS\d+|[A-Z]+\d+)?:|\bERR!|\bfatal:|\bpanic:"
     r"|\bHH\d+\b|\b[A-Z]{1,4}\d{2,5}\b:|Cannot find module|Unresolved reference|cannot find symbol"
     r"|undefined reference|is not defined|is not a function|No module named|command not found"
-    r"|Could not resolve|not assignable|has no attribute|unable to resolve)", re.I)
+    r"|Could not resolve|not assignable|has no attribute|unable to resolve)", re.IGNORECASE)
 _DIAGNOSTIC = re.compile(r"^\S+\.\w+:\d+(?::\d+)?:?\s*\S*")
 _ENVIRONMENT = re.compile(
     r"(?i)\b(?:EADDRINUSE|address already in use|EPERM|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN"
     r"|rate.?limit|too many requests|\b429\b|quota|temporary failure in name resolution|network is unreachable"
     r"|could not resolve host|connection (?:refused|reset)|overloaded|credit balance)")
 _FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fatal: |error(?:\[\w+\])?: |npm ERR!"
-                           r"|[\w.]*(?:Error|Exception): )", re.M)
+                           r"|[\w.]*(?:Error|Exception): )", re.MULTILINE)
 #: A formatter's or style checker's complaint: the tool fixes it, nothing to remember.
 _STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted|formatting (?:issues|check)"
                     r"|prettier|code style issues")
@@ -152,7 +153,7 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
     out = []
     fixed_tests_only = test_run and files and not last.fixes and all(_TEST_FILE.search(f) for f in files)
     # An edit says what changed, not why: it needs the agent's diagnosis to teach something.
-    explained = bool(last.fixes) or bool(_diagnosis(last.said) or (len(runs) > 1 and _diagnosis(runs[-2].said)))
+    explained = bool(last.fixes) or bool(_diagnosis(last.said))
     if explained and not fixed_tests_only:
         out.append(_lesson(call, success, runs, base))
     # A dependency change that got the command past its first error, into another one.
@@ -165,7 +166,7 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
     first = key_line(runs[0].result.text)
     if installs and first != key:
         seen = list(dict.fromkeys(key_line(r.result.text) for r in runs[:-1]))[:2]
-        command = shorten(last.command.key, 80)
+        command = shorten(_shown(last.command), 80)
         lines = [f"`{command}` failed with:", *(f"    {shorten(k, 200)}" for k in seen)]
         why = _diagnosis(runs[0].said)
         if why:
@@ -198,12 +199,12 @@ def _lesson(call: Event, success: Event, runs: list[_Failure], base: str, then: 
     key = key_line(last.result.text)
     files = _relative(flat(e.files for e in last.edits), base)
     symbols = tuple(dict.fromkeys(s for e in last.edits for s in e.symbols))
-    command = shorten(last.command.key, 80)
+    command = shorten(_shown(last.command), 80)
     how = [f for f in last.fixes if not f.startswith("writing")]
     if files:
         how.insert(0, f"changing {', '.join(files[:6])}" + (f" ({', '.join(symbols[:6])})" if symbols else ""))
     lines = [f"`{command}` failed with:", f"    {key}"]
-    why = _diagnosis(last.said) or (_diagnosis(runs[-2].said) if len(runs) > 1 else "")
+    why = _diagnosis(last.said)
     if why:
         lines.append(f"Why: {why}")
     lines.append(f"Fixed by {' and '.join(dict.fromkeys(how))}; then {then}.")
@@ -233,9 +234,11 @@ def key_line(text: str) -> str:
         start = "\n".join(lines)[: tracebacks[-1]].count("\n")
         chosen = next((i for i in useful if i > start and _EXCEPTION.match(lines[i])
                        and not lines[i].startswith("File ")), None)
-    for pattern in (_FAILED, _NAMED, _DIAGNOSTIC):
+    # The error itself first; a failed test's summary line when that is all there is.
+    for pattern in (_PYTEST_E, _NAMED, _FAILED, _DIAGNOSTIC):
         if chosen is None:
-            chosen = next((i for i in useful if pattern.search(lines[i]) and not _warning(lines[i])), None)
+            chosen = next((i for i in useful if pattern.search(lines[i]) and not _warning(lines[i])
+                           and (pattern is _FAILED or not _FAILED.match(lines[i]))), None)
     if chosen is None:
         chosen = useful[0] if useful else None
     if chosen is None:
@@ -263,19 +266,21 @@ def _diagnosis(said: list[str]) -> str:
     not hedged ("maybe", "I think"), not a question."""
     for text in said:
         flat_text = " ".join(text.split())
-        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|:\s*$|\n", flat_text):
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|(?<=[。！？])|:\s*$|\n", flat_text):
             sentence = sentence.strip(" *").rstrip(":")
             plain = sentence.replace("**", "")
-            if (len(plain.split()) < 4 or plain.endswith("?") or _PLAN.match(plain) or _HEDGE.search(plain)
+            if ((len(plain.split()) < 4 and len(plain) < 12) or plain.endswith(("?", "？")) or _PLAN.match(plain) or _HEDGE.search(plain)
                     or len(plain) > 300):
                 continue
             return shorten(plain, 240)
     return ""
 
 
-def _shown(command: str) -> str:
-    parsed = commands.parse(command)
-    return parsed.core if "\n" not in parsed.core else parsed.key
+def _shown(command: str | commands.Command) -> str:
+    """The command as a reader should see it: its core with flags, or its key when the core
+    holds a script or a message."""
+    parsed = commands.parse(command) if isinstance(command, str) else command
+    return parsed.core if "\n" not in parsed.core and len(parsed.core) <= 120 else parsed.key
 
 
 def _relative(files: Sequence[str], base: str) -> tuple[str, ...]:
