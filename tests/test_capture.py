@@ -198,7 +198,7 @@ def test_secrets_are_redacted_or_dropped(store: Path) -> None:
 def test_json_has_evidence_and_paths(store: Path) -> None:
     data = json.loads(run(store, "capture", str(CODEX), "--json").stdout)
     assert data["format"] == "codex" and data["skipped_lines"] == 2
-    lesson = [c for c in data["candidates"] if c["kind"] == "lesson"][0]
+    lesson = next(c for c in data["candidates"] if c["kind"] == "lesson")
     assert lesson["evidence"]["lines"] == [15, 18, 21]
     assert lesson["path"].startswith(".memory/pytest-q-tests-test-client-py-modulenotfounderror")
     assert lesson["id"].startswith("m-")
