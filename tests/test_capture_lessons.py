@@ -160,17 +160,27 @@ def test_codex_exec_with_exit_code_in_the_output(tmp_path: Path) -> None:
     path = codex(tmp_path, [
         ("user", "Make the type check pass."),
         ("exec", "timeout 120 bash -lc 'cd web && npx tsc --noEmit'", 2,
-         "src/api.ts(4,21): error TS2307: Cannot find module 'zod' or its corresponding type declarations.\n"),
-        ("say", ("zod is missing from web/package.json; the lockfile only had it as a transitive dependency. "
-                 "I'll add it with the version the schema code was written for.")),
-        ("exec", "cd web && npm install zod@^3.23.8 2>&1 | tail -5", 0, "added 1 package in 1s\n"),
+         "src/schema.ts(4,21): error TS2339: Property 'pipe' does not exist on type 'ZodString'.\n"),
+        ("say", ("The lockfile resolved zod 3.20, which predates `.pipe()`; the schema code was written for 3.23. "
+                 "I'll pin that version.")),
+        ("exec", "cd web && npm install zod@^3.23.8 2>&1 | tail -5", 0, "changed 1 package in 1s\n"),
         ("exec", "npx tsc --noEmit", 0, ""),
     ])
     [lesson] = lessons(path)
-    assert lesson.title.startswith("tsc --noEmit: src/api.ts(4,21): error TS2307: Cannot find module 'zod'")
-    assert "Why: zod is missing from web/package.json; the lockfile only had it as a transitive dependency." \
+    assert lesson.title.startswith("tsc --noEmit: src/schema.ts(4,21): error TS2339: Property 'pipe' does not exist")
+    assert "Why: The lockfile resolved zod 3.20, which predates `.pipe()`; the schema code was written for 3.23." \
         in lesson.body
     assert lesson.body.endswith("Fixed by installing `npm install zod@^3.23.8`; then it passed.")
+
+
+def test_installing_what_the_error_said_is_missing_is_no_lesson(tmp_path: Path) -> None:
+    path = codex(tmp_path, [
+        ("exec", "pytest -q", 2, "E   ModuleNotFoundError: No module named 'httpx'\n"),
+        ("say", "httpx is not installed in this virtualenv."),
+        ("exec", "uv pip install httpx", 0, "Installed 1 package in 3ms\n"),
+        ("exec", "pytest -q", 0, "12 passed in 0.3s\n"),
+    ])
+    assert lessons(path) == []
 
 
 def test_a_pinned_install_that_gets_past_the_first_error_is_a_lesson_too(tmp_path: Path) -> None:

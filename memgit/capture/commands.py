@@ -50,6 +50,8 @@ _FAMILIES = {
 }
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CODE_MODE = re.compile(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\\\]|\\\\.)*")')
+_BACKGROUND = "\0&"
+_LOGS = re.compile(r"\.(?:log|out|err|txt|pid|tmp)$|^/dev/")
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 _INTERPRETER = re.compile(r"^(python|node|ruby|perl|php|deno|bun)\d*(?:\.\d+)?$")
 
@@ -66,6 +68,7 @@ class Command:
     before: tuple[str, ...]
     piped: bool
     writes: tuple[str, ...]
+    background: bool = False  # started with `&`: its status says only that it started
 
 
 def parse(command: str) -> Command:
@@ -80,16 +83,18 @@ def parse(command: str) -> Command:
     segments = _segments(text)
     writes = tuple(w for seg in segments for w in _redirect_targets(seg))
     cores: list[tuple[list[str], list[str], bool]] = []
+    background = False
     for seg in segments:
-        words, options, piped = _core_words(seg)
+        words, options, piped = _core_words([w for w in seg if w != _BACKGROUND])
         if words:
             cores.append((words, options, piped))
+            background = seg[-1] == _BACKGROUND
     if not cores:
         return Command("", "", frozenset(), (), False, writes if heredoc else ())
     words, options, piped = cores[-1]
     before = tuple(" ".join(w) for w, _, _ in cores[:-1])
     key = " ".join(w for w in words if not w.startswith("-") and not re.search(r"\s", w) and len(w) <= 80)
-    return Command(" ".join(words), key, frozenset(options), before, piped, writes)
+    return Command(" ".join(words), key, frozenset(options), before, piped, writes, background)
 
 
 def is_install(command: Command) -> bool:
@@ -111,6 +116,8 @@ def is_trivial(command: Command) -> bool:
         return True
     if words[0] == "git":
         return len(words) < 2 or words[1] in _TRIVIAL_GIT
+    if _INTERPRETER.match(words[0]) and len(words) > 1 and words[1] in {"-c", "-e", "--eval", "-p"}:
+        return True  # an inline probe (`python -c "import x; print(x.__version__)"`)
     return words[0] in _TRIVIAL
 
 
@@ -144,13 +151,16 @@ def _segments(text: str) -> list[list[str]]:
         tokens = re.findall(r"[;&|<>()\n]+|[^\s;&|<>()]+", text)
     segments: list[list[str]] = [[]]
     for token in tokens:
-        if token in {"&&", "||", ";", "\n", "&", ";;"} or (token.strip() == "" and "\n" in token):
+        if token == "&":
+            segments[-1].append(_BACKGROUND)
+            segments.append([])
+        elif token in {"&&", "||", ";", "\n", ";;"} or (token.strip() == "" and "\n" in token):
             segments.append([])
         elif token.startswith("#") and not segments[-1]:
             segments[-1] = ["#"]
         else:
             segments[-1].append(token)
-    return [s for s in segments if s and s[0] != "#"]
+    return [s for s in segments if s and s[0] not in {"#", _BACKGROUND}]
 
 
 def _redirect_targets(words: list[str]) -> list[str]:
@@ -158,7 +168,7 @@ def _redirect_targets(words: list[str]) -> list[str]:
     for i, word in enumerate(words[:-1]):
         if word in {">", ">>"} and (i == 0 or words[i - 1] not in {"2", "&"}):
             target = words[i + 1]
-            if not target.startswith(("&", "/dev/")):
+            if not target.startswith("&") and not _LOGS.search(target):
                 out.append(target)
     return out
 

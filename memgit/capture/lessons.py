@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from memgit.agents.events import EDIT_TOOLS, SHELL_TOOLS, Event
 from memgit.capture import commands
-from memgit.capture.candidate import Candidate, flat, make_title, relative_paths, shorten
+from memgit.capture.candidate import Candidate, flat, make_title, shorten
+from memgit.capture.reported import diagnosis, relative, reported
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 #: Lines a tool or runner puts around the output; they say nothing about the error.
@@ -32,6 +33,7 @@ _NOISE = re.compile(
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
 _PYTEST_E = re.compile(r"^E\s+[\w.]*(?:Error|Exception)\b")
+_RAISED = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception)(?::\s|$)")
 _FAILED = re.compile(r"^(?:FAILED|FAIL|ERROR)\s+\S+.*")
 _NAMED = re.compile(
     r"(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b\s*(?:\[\w+\]|TS\d+|[A-Z]+\d+)?:|\bERR!|\bfatal:|\bpanic:"
@@ -49,12 +51,10 @@ _FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fat
 _STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted|formatting (?:issues|check)"
                     r"|prettier|code style issues")
 _PATCHED = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\s\\\\\"]+)")
+_MISSING = re.compile(r"(?i)no module named|cannot find module|command not found|is not installed|not found in path"
+                      r"|could not find (?:a version|module)|module not found")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|spec|ctest|tox|nox)\b")
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]+$|_test\.\w+$|\.(?:test|spec)\.\w+$")
-_HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure|seems?"
-                    r"|likely|could be|let'?s see|guess)\b")
-_PLAN = re.compile(r"(?i)^(?:let me|let's|now\b|next\b|first\b|then\b|i'll|i will|i'm going|i am going|ok\b|okay"
-                   r"|good|great|perfect|done|got it|all |sure|alright|right\b|i see|hmm)")
 
 
 @dataclass
@@ -104,7 +104,8 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
                 latest = max(streak.values(), key=lambda runs: runs[-1].result.line)[-1]
                 if commands.family(latest.command) in {"", commands.family(command)}:
                     latest.fixes.append(fix)
-        if commands.is_trivial(command) or commands.is_install(command) or not command.key:
+        if (commands.is_trivial(command) or commands.is_install(command) or not command.key
+                or command.background):
             continue
         if failed:
             streak.setdefault(command.key, []).append(_Failure(call, event, command))
@@ -119,7 +120,7 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if not last.fixed_by_something:
             continue  # passed with nothing changed: flaky, or fixed outside the session
         out.extend(_streak_lessons(runs, call, event, base))
-    return out
+    return out + reported(events, base)
 
 
 def _is_shell(call: Event) -> bool:
@@ -148,19 +149,22 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
     key = key_line(last.result.text)
     if _STYLE.search(key) or _ENVIRONMENT.search(key) or _ENVIRONMENT.search(" ".join(key_line(r.result.text) for r in runs)):
         return []
-    files = _relative(flat(e.files for e in last.edits), base)
+    files = relative(flat(e.files for e in last.edits), base)
     test_run = bool(_TEST_RUN.search(last.command.key))
     out = []
+    # "No module named x", then installing x: the error said what to do.
+    missing_installed = (bool(_MISSING.search(key)) and not last.edits and bool(last.fixes)
+                         and all(f.startswith("installing") for f in last.fixes))
     fixed_tests_only = test_run and files and not last.fixes and all(_TEST_FILE.search(f) for f in files)
     # An edit says what changed, not why: it needs the agent's diagnosis to teach something.
-    explained = bool(last.fixes) or bool(_diagnosis(last.said))
-    if explained and not fixed_tests_only:
+    explained = bool(last.fixes) or bool(diagnosis(last.said))
+    if explained and not fixed_tests_only and not missing_installed:
         out.append(_lesson(call, success, runs, base))
     # A dependency change that got the command past its first error, into another one.
     # An edit that got the command past one error into another, when the agent said why.
     for i, earlier in enumerate(runs[:-1]):
         later = runs[i + 1]
-        if earlier.edits and not earlier.fixes and _diagnosis(earlier.said) and _got_past(earlier, later):
+        if earlier.edits and not earlier.fixes and diagnosis(earlier.said) and _got_past(earlier, later):
             out.append(_lesson(later.call, later.result, runs[: i + 1], base, then="it failed differently"))
     installs = [f for r in runs[:-1] for f in r.fixes if f.startswith("installing")]
     first = key_line(runs[0].result.text)
@@ -168,7 +172,7 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
         seen = list(dict.fromkeys(key_line(r.result.text) for r in runs[:-1]))[:2]
         command = shorten(_shown(last.command), 80)
         lines = [f"`{command}` failed with:", *(f"    {shorten(k, 200)}" for k in seen)]
-        why = _diagnosis(runs[0].said)
+        why = diagnosis(runs[0].said)
         if why:
             lines.append(f"Why: {why}")
         lines.append(f"Fixed by {installs[-1]}; then it got past that error.")
@@ -197,19 +201,19 @@ def _got_past(earlier: _Failure, later: _Failure) -> bool:
 def _lesson(call: Event, success: Event, runs: list[_Failure], base: str, then: str = "it passed") -> Candidate:
     last = runs[-1]
     key = key_line(last.result.text)
-    files = _relative(flat(e.files for e in last.edits), base)
+    files = relative(flat(e.files for e in last.edits), base)
     symbols = tuple(dict.fromkeys(s for e in last.edits for s in e.symbols))
     command = shorten(_shown(last.command), 80)
     how = [f for f in last.fixes if not f.startswith("writing")]
     if files:
         how.insert(0, f"changing {', '.join(files[:6])}" + (f" ({', '.join(symbols[:6])})" if symbols else ""))
     lines = [f"`{command}` failed with:", f"    {key}"]
-    why = _diagnosis(last.said)
+    why = diagnosis(last.said)
     if why:
         lines.append(f"Why: {why}")
     lines.append(f"Fixed by {' and '.join(dict.fromkeys(how))}; then {then}.")
     for i, earlier in enumerate(runs[:-1]):
-        tried = _relative(flat(e.files for e in earlier.edits), base)
+        tried = relative(flat(e.files for e in earlier.edits), base)
         before, after = key_line(earlier.result.text), key_line(runs[i + 1].result.text)
         if tried and _same(before, after):
             lines.append(f"Dead end: changing {', '.join(tried[:4])} did not help "
@@ -235,7 +239,7 @@ def key_line(text: str) -> str:
         chosen = next((i for i in useful if i > start and _EXCEPTION.match(lines[i])
                        and not lines[i].startswith("File ")), None)
     # The error itself first; a failed test's summary line when that is all there is.
-    for pattern in (_PYTEST_E, _NAMED, _FAILED, _DIAGNOSTIC):
+    for pattern in (_PYTEST_E, _RAISED, _NAMED, _FAILED, _DIAGNOSTIC):
         if chosen is None:
             chosen = next((i for i in useful if pattern.search(lines[i]) and not _warning(lines[i])
                            and (pattern is _FAILED or not _FAILED.match(lines[i]))), None)
@@ -261,35 +265,8 @@ def _clean(text: str) -> str:
     return text
 
 
-def _diagnosis(said: list[str]) -> str:
-    """The first sentence of the agent's words that says what was wrong: not a plan ("Let me…"),
-    not hedged ("maybe", "I think"), not a question."""
-    for text in said:
-        flat_text = " ".join(text.split())
-        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|(?<=[。！？])|:\s*$|\n", flat_text):
-            sentence = sentence.strip(" *").rstrip(":")
-            plain = sentence.replace("**", "")
-            if ((len(plain.split()) < 4 and len(plain) < 12) or plain.endswith(("?", "？")) or _PLAN.match(plain) or _HEDGE.search(plain)
-                    or len(plain) > 300):
-                continue
-            return shorten(plain, 240)
-    return ""
-
-
 def _shown(command: str | commands.Command) -> str:
     """The command as a reader should see it: its core with flags, or its key when the core
     holds a script or a message."""
     parsed = commands.parse(command) if isinstance(command, str) else command
     return parsed.core if "\n" not in parsed.core and len(parsed.core) <= 120 else parsed.key
-
-
-def _relative(files: Sequence[str], base: str) -> tuple[str, ...]:
-    """Paths made relative to the repository, also when the session ran on Windows (`c:/…`)."""
-    out = []
-    norm_base = base.replace("\\", "/").rstrip("/").lower()
-    for path in relative_paths(files, base):
-        norm = path.replace("\\", "/")
-        if norm_base and norm.lower().startswith(norm_base + "/"):
-            norm = norm[len(norm_base) + 1:]
-        out.append(norm)
-    return tuple(dict.fromkeys(out))
