@@ -26,7 +26,11 @@ _INTENT = re.compile(r"(?i)\bI(?:['’]ll| will|['’]m going to| am going to|['
 _STILL = re.compile(r"(?i)\b(?:still|again|same (?:error|issue|problem)|not (?:fixed|working)|doesn't work"
                     r"|didn't (?:work|help|fix))\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
-_COMMON = set(["this", "that", "with", "from", "have", "what", "when", "then", "there", "their", "they", "them", "your", "were", "been", "into", "also", "just", "only", "about", "after", "before", "error", "errors", "failed", "fails", "failing", "still", "again", "should", "would", "could", "please", "thanks", "issue", "problem", "works", "working", "work", "like", "make", "sure", "here", "some", "more", "file", "files", "code", "page", "line", "lines", "function"])
+_COMMON = {"this", "that", "with", "from", "have", "what", "when", "then", "there", "their", "they",
+           "them", "your", "were", "been", "into", "also", "just", "only", "about", "after", "before",
+           "error", "errors", "failed", "fails", "failing", "still", "again", "should", "would", "could",
+           "please", "thanks", "issue", "problem", "works", "working", "work", "like", "make", "sure",
+           "here", "some", "more", "file", "files", "code", "page", "line", "lines", "function"}
 _MAX_REPORT = 6000
 _HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure|seems?"
                     r"|likely|could be|let'?s see|guess)\b")
