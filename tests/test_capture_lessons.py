@@ -303,3 +303,56 @@ def test_installs_and_trivial_commands() -> None:
     assert is_trivial(parse("cd src && ls -la | head")) and is_trivial(parse("git status --short"))
     assert not is_trivial(parse("git commit -m x")) and not is_trivial(parse("pytest"))
     assert parse("cat > src/gen.py <<'EOF'\nprint(1)\nEOF").writes == ("src/gen.py",)
+
+
+# -- errors the user reported ------------------------------------------------------------------
+
+CONSOLE = ("the export button does nothing now, console says\n\nTypeError: csv.join is not a function\n"
+           "    at exportRows (src/export.ts:41:17)\n")
+
+
+def test_an_error_the_user_reported_and_the_agent_explained(tmp_path: Path) -> None:
+    path = codex(tmp_path, [
+        ("user", CONSOLE),
+        ("say", ("The `csv.join` error comes from `toCsv`: it returns a string since the streaming change, but "
+                "`exportRows` still treats it as an array. I'll drop the join.")),
+        ("patch", "src/export.ts"),
+        ("user", "works, thanks. now add a header row"),
+    ])
+    [lesson] = lessons(path)
+    assert lesson.title.startswith("TypeError: csv.join is not a function: The `csv.join` error comes from")
+    assert lesson.body == (
+        "Reported: TypeError: csv.join is not a function\n"
+        "Why: The `csv.join` error comes from `toCsv`: it returns a string since the streaming change, but "
+        "`exportRows` still treats it as an array.\n"
+        "Fixed by changing src/export.ts.")
+
+
+@pytest.mark.parametrize("said, then", [
+    # a guess is no diagnosis
+    ("The `csv.join` error probably comes from `toCsv` returning a string.", "works, thanks"),
+    # the user says it is still broken
+    ("The `csv.join` error comes from `toCsv`, which returns a string.", "still csv.join is not a function"),
+    # the cause is the session's own slip
+    ("The `csv.join` error comes from the change we made to `toCsv` because we changed its return type.", "ok"),
+    # nobody confirmed: the session ended
+    ("The `csv.join` error comes from `toCsv`, which returns a string.", ""),
+])
+def test_a_reported_error_without_a_confirmed_cause_is_no_lesson(tmp_path: Path, said: str, then: str) -> None:
+    steps: list[tuple[Any, ...]] = [("user", CONSOLE), ("say", said), ("patch", "src/export.ts")]
+    if then:
+        steps.append(("user", then))
+    assert lessons(codex(tmp_path, steps)) == []
+
+
+def test_a_chat_export_records_an_edit_as_a_code_block_headed_by_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(
+        "### Human\n\nUploading fails with: AttributeError: 'str' object has no attribute 'isoformat'\n\n"
+        "### Assistant\n\nThe `'str' object has no attribute 'isoformat'` error happens because `parse_day` "
+        "returns the raw string when no format matches.\n\n```python:app/dates.py\ndef parse_day(text):\n"
+        "    return datetime.strptime(text, '%d/%m/%Y')\n```\n\n"
+        "### Human\n\nGreat, the upload goes through now.\n")
+    [lesson] = lessons(path)
+    assert lesson.files == ("app/dates.py",)
+    assert lesson.body.startswith("Reported: Uploading fails with: AttributeError: 'str' object has no attribute")

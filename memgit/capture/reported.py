@@ -20,9 +20,12 @@ _REPORT = re.compile(
 _CAUSE = re.compile(
     r"(?i)\b(?:root cause|because|caused by|comes? from|coming from|is due to|the (?:problem|issue|bug|culprit)"
     r" (?:is|was)|is the (?:problem|issue|culprit)|was (?:still )?(?:passing|sending|using|calling|reading|missing"
-    r"|returning|pointing)|expects?\b[^.]*\bbut\b|requires?\b[^.]*\b(?:but|while)\b|mismatch)")
+    r"|returning|pointing)|expects?\b[^.]*\bbut\b|requires?\b[^.]*\b(?:but|while)\b)")
 #: What the agent is about to do is no diagnosis.
 _INTENT = re.compile(r"(?i)\bI(?:['’]ll| will|['’]m going to| am going to|['’]d| would)\b")
+#: A cause in the session's own earlier change: a slip of this session, not something about the code.
+_OWN = re.compile(r"(?i)\b(?:we|I)(?:['’]ve| have| had)? (?:just |recently |earlier )?(?:modified|changed|added|removed"
+                  r"|introduced|renamed|broke|were|was)\b")
 _STILL = re.compile(r"(?i)\b(?:still|again|same (?:error|issue|problem)|not (?:fixed|working)|doesn't work"
                     r"|didn't (?:work|help|fix))\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
@@ -32,6 +35,8 @@ _COMMON = {"this", "that", "with", "from", "have", "what", "when", "then", "ther
            "please", "thanks", "issue", "problem", "works", "working", "work", "like", "make", "sure",
            "here", "some", "more", "file", "files", "code", "page", "line", "lines", "function"}
 _MAX_REPORT = 6000
+#: A code block headed by the file it changes (```python:app/models.py), as chat exports record an edit.
+_FENCED = re.compile(r"^```[\w+#-]*:([^\s`]+\.\w+)[ \t]*$", re.MULTILINE)
 _HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure|seems?"
                     r"|likely|could be|let'?s see|guess)\b")
 _PLAN = re.compile(r"(?i)^(?:let me|let's|now\b|next\b|first\b|then\b|i'll|i will|i'm going|i am going|ok\b|okay"
@@ -48,6 +53,8 @@ def reported(events: Sequence[Event], base: str) -> list[Candidate]:
             continue
         stretch = events[start + 1:end]
         edits = [e for e in stretch if e.role == "tool_call" and e.tool in EDIT_TOOLS and e.files]
+        edits += [Event(e.line, "tool_call", files=tuple(_FENCED.findall(e.text)))
+                  for e in stretch if e.role == "assistant" and _FENCED.search(e.text)]
         if not edits:
             continue
         said = [e.text for e in stretch if e.role == "assistant" and not e.sidechain and e.text]
@@ -80,7 +87,8 @@ def _cause(said: list[str], report: str) -> str:
     for text in said:
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
             plain = diagnosis([sentence])
-            if plain and _CAUSE.search(plain) and not _INTENT.search(plain) and _words(plain) & reported_words:
+            if (plain and _CAUSE.search(plain) and not _INTENT.search(plain) and not _OWN.search(plain)
+                    and _words(plain) & reported_words):
                 found.append(plain)
     rooted = [s for s in found if re.search(r"(?i)root cause", s)]
     return (rooted or found or [""])[0]
