@@ -356,3 +356,25 @@ def test_a_chat_export_records_an_edit_as_a_code_block_headed_by_its_file(tmp_pa
     [lesson] = lessons(path)
     assert lesson.files == ("app/dates.py",)
     assert lesson.body.startswith("Reported: Uploading fails with: AttributeError: 'str' object has no attribute")
+
+
+def test_a_filter_that_matched_nothing_is_not_a_failure(tmp_path: Path) -> None:
+    path = claude(tmp_path, [
+        ("bash", "mix test 2>&1 | grep -E 'failures'", "Exit code 1", True),
+        ("say", "The grep pattern missed the summary line."), ("edit", "lib/app.ex"),
+        ("bash", "mix test 2>&1 | grep -E 'failures'", "410 tests, 0 failures", False),
+    ])
+    assert lessons(path) == []
+
+
+def test_many_commands_that_never_pass_stay_cheap(tmp_path: Path) -> None:
+    steps: list[tuple[Any, ...]] = []
+    for n in range(300):
+        steps += [("bash", f"make target{n}", f"Exit code 2\nmake: *** [target{n}] Error 2\nerror: step {n}", True),
+                  ("edit", f"src/m{n}.c")]
+    steps += [("bash", "make target299", "Exit code 2\nerror: undefined reference to `sqrt'", True),
+              ("say", "The math library is not linked since the toolchain update."), ("edit", "Makefile"),
+              ("bash", "make target299", "built", False)]
+    [lesson] = lessons(claude(tmp_path, steps))
+    assert lesson.files == ("Makefile",)
+    assert "Dead end" not in lesson.body  # the earlier failure said something else

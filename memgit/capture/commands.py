@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from dataclasses import dataclass
 
 #: Programs that only prepare the shell for the command after them.
@@ -51,6 +50,10 @@ _FAMILIES = {
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CODE_MODE = re.compile(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\\\]|\\\\.)*")')
 _BACKGROUND = "\0&"
+#: A shell word (quoted parts included) or an operator; a stray quote is a word of its own.
+_TOKEN = re.compile(r"""[ \t\r]*(?:(&&|\|\||;;|>>|>&|&>|<<<|<<|[;&|<>()\n])"""
+                    r"""|((?:[^\s;&|<>()'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+|['"\\]))""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""")
 _LOGS = re.compile(r"\.(?:log|out|err|txt|pid|tmp)$|^/dev/")
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 _INTERPRETER = re.compile(r"^(python|node|ruby|perl|php|deno|bun)\d*(?:\.\d+)?$")
@@ -140,27 +143,26 @@ def _drop_heredocs(command: str) -> tuple[str, bool]:
 
 
 def _segments(text: str) -> list[list[str]]:
-    """The command line's simple commands, each a list of words with `|` kept as a word."""
-    lexer = shlex.shlex(text.replace("\\\n", " "), posix=True, punctuation_chars=";&|<>()")
-    lexer.whitespace = " \t\r"
-    lexer.wordchars += ",:@%+^!$#{}[]~*?="
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:  # an unbalanced quote: split plainly
-        tokens = re.findall(r"[;&|<>()\n]+|[^\s;&|<>()]+", text)
+    """The command line's simple commands, each a list of words (quotes removed), with `|`,
+    redirections and a trailing `&` kept as words."""
     segments: list[list[str]] = [[]]
-    for token in tokens:
-        if token == "&":
+    for match in _TOKEN.finditer(text.replace("\\\n", " ")):
+        operator, word = match.group(1), match.group(2)
+        if word is not None:
+            segments[-1].append(_unquote(word))
+        elif operator == "&":
             segments[-1].append(_BACKGROUND)
             segments.append([])
-        elif token in {"&&", "||", ";", "\n", ";;"} or (token.strip() == "" and "\n" in token):
+        elif operator in {"&&", "||", ";", "\n", ";;"}:
             segments.append([])
-        elif token.startswith("#") and not segments[-1]:
-            segments[-1] = ["#"]
-        else:
-            segments[-1].append(token)
-    return [s for s in segments if s and s[0] not in {"#", _BACKGROUND}]
+        elif operator:
+            segments[-1].append(operator)
+    return [s for s in segments if s and s[0] not in {"#", _BACKGROUND} and not s[0].startswith("#")]
+
+
+def _unquote(word: str) -> str:
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else
+                       re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3), word)
 
 
 def _redirect_targets(words: list[str]) -> list[str]:

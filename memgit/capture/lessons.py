@@ -9,6 +9,7 @@ test the session wrote and then corrected teach nothing certain and are left out
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,11 @@ _NOISE = re.compile(
     r"|.*error command failed with exit code.*|make(?:\[\d+\])?: \*\*\*.*|found \d+ errors?.*"
     r"|total errors: .*|\d+ (?:failed|errors?)(?:, .*)?|=+.*=+|-{3,}|elifecycle.*|npm (?:err!|error) .*log.*"
     r"|warning: .*is deprecated.*|done in .*)$")
+_HEADER = re.compile(r"(?i)^(?:exit code:?\s*-?\d+|(?:command|process) exited with code.*|wall time:.*|chunk id:.*"
+                     r"|original token count:.*|output:|\(no output\))$")
+#: At most this many commands wait for their passing run, each with at most this many failures.
+_MAX_OPEN, _MAX_RUNS = 64, 16
+_LINE, _LINES = 400, 300  # what of an output key_line reads: each line's start, the first and last lines
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
 _PYTEST_E = re.compile(r"^E\s+[\w.]*(?:Error|Exception)\b")
@@ -93,6 +99,8 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if call is None or not _is_shell(call) or not call.command:
             continue
         command = commands.parse(call.command)
+        if command.piped and not _output(event.text):
+            continue  # a filter that matched nothing: the command's own status is unknown
         failed = _failed(event, command)
         if not failed and (command.writes or commands.is_install(command)):
             fix = (f"installing `{shorten(_shown(call.command), 120)}`" if commands.is_install(command)
@@ -108,7 +116,10 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
                 or command.background):
             continue
         if failed:
-            streak.setdefault(command.key, []).append(_Failure(call, event, command))
+            runs = streak.pop(command.key, [])  # re-inserted last: the dict runs oldest first
+            streak[command.key] = [*runs[-_MAX_RUNS + 1:], _Failure(call, event, command)]
+            if len(streak) > _MAX_OPEN:  # commands that failed long ago and never ran again
+                del streak[next(iter(streak))]
             continue
         runs = streak.pop(command.key, [])
         if not runs:
@@ -125,6 +136,12 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
 
 def _is_shell(call: Event) -> bool:
     return call.tool in SHELL_TOOLS or call.action == "run" or call.tool.lower() in {"bash", "shell", "terminal"}
+
+
+def _output(text: str) -> str:
+    """What a command printed, without the headers a tool puts around it."""
+    lines = (line.strip() for line in _clean(text).splitlines())
+    return "\n".join(line for line in lines if line and not _HEADER.match(line))
 
 
 def _failed(result: Event, command: commands.Command) -> bool:
@@ -225,12 +242,15 @@ def _lesson(call: Event, success: Event, runs: list[_Failure], base: str, then: 
                      symbols=anchored)
 
 
+@functools.lru_cache(maxsize=512)
 def key_line(text: str) -> str:
     """The line of a failed command's output that names the error: a traceback's exception, a
     failed test's id, an `error:`/`Error` line, a compiler's `file:line:` diagnostic, else the
     first line that is not a header, a hint, a stack frame or a progress bar. A line ending in
     `:` takes the next one with it."""
-    lines = [line.strip() for line in _clean(text).splitlines()]
+    lines = [line.strip()[:_LINE] for line in _clean(text).splitlines()]
+    if len(lines) > 2 * _LINES:  # a long log: its start and its end say what failed
+        lines = lines[:_LINES] + lines[-_LINES:]
     useful = [i for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     chosen = None
     tracebacks = [m.start() for m in _TRACEBACK.finditer("\n".join(lines))]
