@@ -378,3 +378,11 @@ def test_many_commands_that_never_pass_stay_cheap(tmp_path: Path) -> None:
     [lesson] = lessons(claude(tmp_path, steps))
     assert lesson.files == ("Makefile",)
     assert "Dead end" not in lesson.body  # the earlier failure said something else
+
+
+def test_running_fewer_tests_is_not_a_fix(tmp_path: Path) -> None:
+    path = claude(tmp_path, [
+        ("bash", "npx jest", "Exit code 1\nFAIL src/cart.test.ts\n  TypeError: total is not a function", True),
+        ("bash", "npx jest --testPathPattern=orders -v", "Tests: 4 passed", False),
+    ])
+    assert lessons(path) == []

@@ -6,6 +6,7 @@ the fix."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ class Command:
     background: bool = False  # started with `&`: its status says only that it started
 
 
+@functools.lru_cache(maxsize=1024)
 def parse(command: str) -> Command:
     """The command `command` comes to, its wrappers stripped."""
     inner = _CODE_MODE.findall(command)

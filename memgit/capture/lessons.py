@@ -35,6 +35,14 @@ _HEADER = re.compile(r"(?i)^(?:exit code:?\s*-?\d+|(?:command|process) exited wi
                      r"|original token count:.*|output:|\(no output\))$")
 #: At most this many commands wait for their passing run, each with at most this many failures.
 _MAX_OPEN, _MAX_RUNS = 64, 16
+#: Flags that change what a run prints, not whether it passes; flags that pick fewer tests.
+_NEUTRAL = frozenset({"-q", "-v", "-vv", "-vvv", "--quiet", "--verbose", "-s", "--silent", "--tb",
+                      "--color", "--no-color", "--json", "--format", "--reporter", "--no-cov", "-rA",
+                      "-ra", "--durations", "--log-level", "--progress", "--no-progress"})
+_SELECTING = frozenset({"--", "-k", "-t", "-m", "-p", "-x", "--exitfirst", "--grep", "--filter", "--only",
+                        "--lf", "--last-failed", "--bail", "--package", "--testNamePattern",
+                        "--testPathPattern", "--spec", "--files", "--workspace", "--lib", "--bin",
+                        "--example", "--deselect", "--ignore", "--maxfail"})
 _LINE, _LINES = 400, 300  # what of an output key_line reads: each line's start, the first and last lines
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
 _EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
@@ -153,9 +161,9 @@ def _failed(result: Event, command: commands.Command) -> bool:
 
 
 def _changed_options(before: commands.Command, after: commands.Command) -> str:
-    added = sorted(after.options - before.options)
-    if not added:
-        return ""
+    added = sorted(after.options - before.options - _NEUTRAL)
+    if not added or any(a in _SELECTING or a.startswith("--test") for a in added):
+        return ""  # nothing changed, or the passing run ran fewer tests
     kinds = "variable" if all(a.endswith("=") for a in added) else "flag"
     return (f"adding the {kinds}{'s' if len(added) > 1 else ''} "
             + ", ".join(f"`{a.rstrip('=')}`" for a in added[:4]))
