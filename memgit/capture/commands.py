@@ -28,8 +28,8 @@ FILTERS = {"tail", "head", "grep", "egrep", "rg", "tee", "less", "more", "cat", 
 _TRIVIAL = {"ls", "cat", "head", "tail", "grep", "egrep", "rg", "find", "fd", "which", "type", "pwd", "echo",
             "sed", "awk", "wc", "tree", "file", "stat", "du", "df", "ps", "lsof", "top", "nvidia-smi", "curl",
             "wget", "ping", "sleep", "kill", "pkill", "diff", "less", "env", "printenv", "whoami", "date",
-            "cp", "mv", "rm", "mkdir", "touch", "chmod", "ln", "open", "true", "false", "test", "[", "jq", "sort",
-            "uname", "hostname", "history", "man", "printf", "gh"}
+            "cp", "mv", "rm", "mkdir", "touch", "chmod", "ln", "open", "true", "false", "test", "[", "jq",
+            "sort", "uname", "hostname", "history", "man", "printf", "gh"}
 _TRIVIAL_GIT = {"status", "log", "diff", "show", "add", "branch", "checkout", "switch", "stash", "fetch",
                 "pull", "push", "remote", "rev-parse", "ls-files", "restore", "reset", "config", "init",
                 "clone", "tag", "blame", "grep", "worktree", "merge-base", "describe", "mv", "rm"}
@@ -37,16 +37,21 @@ _INSTALL = re.compile(
     r"^(?:(?:npm|pnpm|yarn|bun|cnpm) (?:install|i|ci|add|update|upgrade|remove|uninstall|rm)\b"
     r"|(?:pip3?|python3? -m pip|uv pip|pipx) (?:install|uninstall)\b|uv (?:add|sync|lock|remove)\b"
     r"|poetry (?:add|install|update|lock|remove)\b|pipenv (?:install|update)\b|pdm (?:add|install|update)\b"
-    r"|conda (?:install|update)\b|mamba install\b|cargo (?:add|update|install)\b|go (?:get|mod (?:tidy|download))\b"
+    r"|conda (?:install|update)\b|mamba install\b|cargo (?:add|update|install)\b"
+    r"|go (?:get|mod (?:tidy|download))\b"
     r"|bundle (?:install|update|add)\b|gem install\b|composer (?:require|install|update)\b"
     r"|mix deps\.(?:get|update)\b|dotnet add\b|(?:apt|apt-get|brew|apk|dnf|yum) install\b)")
 _FAMILIES = {
-    **dict.fromkeys(["npm", "pnpm", "yarn", "bun", "npx", "node", "next", "tsc", "jest", "vitest", "vite", "eslint", "hardhat", "webpack", "playwright", "mocha", "tsx", "ts-node", "prettier", "nx", "turbo", "expo", "react-scripts", "ng", "astro", "nuxt", "svelte-kit", "cnpm", "deno"],
-                    "node"),
-    **dict.fromkeys(["pip", "pip3", "uv", "poetry", "pipenv", "pdm", "conda", "mamba", "python", "pytest", "mypy", "ruff", "tox", "nox", "pyright", "hatch", "flake8", "black", "django-admin", "alembic", "uvicorn"], "python"),
-    **dict.fromkeys(["cargo", "rustc"], "rust"), "go": "go", "mix": "elixir",
-    **dict.fromkeys(["bundle", "gem", "rake", "rails", "rspec", "ruby"], "ruby"),
-    **dict.fromkeys(["composer", "php", "phpunit", "artisan"], "php"), "dotnet": "dotnet",
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun", "npx", "node", "next", "tsc", "jest", "vitest",
+                     "vite", "eslint", "hardhat", "webpack", "playwright", "mocha", "tsx",
+                     "ts-node", "prettier", "nx", "turbo", "expo", "react-scripts", "ng", "astro",
+                     "nuxt", "svelte-kit", "cnpm", "deno"), "node"),
+    **dict.fromkeys(("pip", "pip3", "uv", "poetry", "pipenv", "pdm", "conda", "mamba", "python",
+                     "pytest", "mypy", "ruff", "tox", "nox", "pyright", "hatch", "flake8", "black",
+                     "django-admin", "alembic", "uvicorn"), "python"),
+    **dict.fromkeys(("cargo", "rustc"), "rust"), "go": "go", "mix": "elixir",
+    **dict.fromkeys(("bundle", "gem", "rake", "rails", "rspec", "ruby"), "ruby"),
+    **dict.fromkeys(("composer", "php", "phpunit", "artisan"), "php"), "dotnet": "dotnet",
 }
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _CODE_MODE = re.compile(r'exec_command\(\s*\{\s*"cmd"\s*:\s*("(?:[^"\\\\]|\\\\.)*")')

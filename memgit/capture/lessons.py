@@ -31,8 +31,8 @@ _NOISE = re.compile(
     r"|.*error command failed with exit code.*|make(?:\[\d+\])?: \*\*\*.*|found \d+ errors?.*"
     r"|total errors: .*|\d+ (?:failed|errors?)(?:, .*)?|=+.*=+|-{3,}|elifecycle.*|npm (?:err!|error) .*log.*"
     r"|warning: .*is deprecated.*|done in .*)$")
-_HEADER = re.compile(r"(?i)^(?:exit code:?\s*-?\d+|(?:command|process) exited with code.*|wall time:.*|chunk id:.*"
-                     r"|original token count:.*|output:|\(no output\))$")
+_HEADER = re.compile(r"(?i)^(?:exit code:?\s*-?\d+|(?:command|process) exited with code.*|wall time:.*"
+                     r"|chunk id:.*|original token count:.*|output:|\(no output\))$")
 #: At most this many commands wait for their passing run, each with at most this many failures.
 _MAX_OPEN, _MAX_RUNS = 64, 16
 #: Flags that change what a run prints, not whether it passes; flags that pick fewer tests.
@@ -45,7 +45,8 @@ _SELECTING = frozenset({"--", "-k", "-t", "-m", "-p", "-x", "--exitfirst", "--gr
                         "--example", "--deselect", "--ignore", "--maxfail"})
 _LINE, _LINES = 400, 300  # what of an output key_line reads: each line's start, the first and last lines
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", re.MULTILINE)
-_EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
+_EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*"
+                        r"(?:Error|Exception|Exit|Interrupt|Failure)\b:?.*")
 _PYTEST_E = re.compile(r"^E\s+[\w.]*(?:Error|Exception)\b")
 _RAISED = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception)(?::\s|$)")
 _FAILED = re.compile(r"^(?:FAILED|FAIL|ERROR)\s+\S+.*")
@@ -57,18 +58,20 @@ _NAMED = re.compile(
 _DIAGNOSTIC = re.compile(r"^\S+\.\w+:\d+(?::\d+)?:?\s*\S*")
 _ENVIRONMENT = re.compile(
     r"(?i)\b(?:EADDRINUSE|address already in use|EPERM|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN"
-    r"|rate.?limit|too many requests|\b429\b|quota|temporary failure in name resolution|network is unreachable"
+    r"|rate.?limit|too many requests|\b429\b|quota|temporary failure in name resolution"
+    r"|network is unreachable"
     r"|could not resolve host|connection (?:refused|reset)|overloaded|credit balance)")
-_FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fatal: |error(?:\[\w+\])?: |npm ERR!"
-                           r"|[\w.]*(?:Error|Exception): )", re.MULTILINE)
+_FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fatal: |error(?:\[\w+\])?: "
+                           r"|npm ERR!|[\w.]*(?:Error|Exception): )", re.MULTILINE)
 #: A formatter's or style checker's complaint: the tool fixes it, nothing to remember.
-_STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted|formatting (?:issues|check)"
-                    r"|prettier|code style issues")
+_STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted"
+                    r"|formatting (?:issues|check)|prettier|code style issues")
 _PATCHED = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\s\\\\\"]+)")
-_MISSING = re.compile(r"(?i)no module named|cannot find module|command not found|is not installed|not found in path"
-                      r"|could not find (?:a version|module)|module not found")
+_MISSING = re.compile(r"(?i)no module named|cannot find module|command not found|is not installed"
+                      r"|not found in path|could not find (?:a version|module)|module not found")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|spec|ctest|tox|nox)\b")
-_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]+$|_test\.\w+$|\.(?:test|spec)\.\w+$")
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]+$|_test\.\w+$"
+                        r"|\.(?:test|spec)\.\w+$")
 
 
 @dataclass
@@ -76,7 +79,7 @@ class _Failure:
     call: Event
     result: Event
     command: commands.Command
-    fixes: list[str] = field(default_factory=list)  # what was done after it: "install …", "flag …"
+    fixes: list[str] = field(default_factory=list)  # besides edits: "installing `…`", "adding the flag …"
     edits: list[Event] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # the agent's words after it, before the fix
 
@@ -86,6 +89,8 @@ class _Failure:
 
 
 def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
+    """The lessons of a session: commands that failed and then passed after a fix, and errors the
+    user reported that the agent explained and fixed; paths relative to `base`."""
     calls = {e.call_id: e for e in events if e.role == "tool_call" and e.call_id}
     out: list[Candidate] = []
     streak: dict[str, list[_Failure]] = {}  # command key → its failed runs so far
@@ -97,7 +102,8 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
             continue
         if event.role == "tool_call" and event.tool in EDIT_TOOLS:
             if not event.files:
-                event = Event(event.line, "tool_call", tool=event.tool, files=tuple(_PATCHED.findall(event.text)))
+                patched = tuple(_PATCHED.findall(event.text))
+                event = Event(event.line, "tool_call", tool=event.tool, files=patched)
             for runs in streak.values():
                 runs[-1].edits.append(event)
             continue
@@ -110,16 +116,14 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if command.piped and not _output(event.text):
             continue  # a filter that matched nothing: the command's own status is unknown
         failed = _failed(event, command)
-        if not failed and (command.writes or commands.is_install(command)):
-            fix = (f"installing `{shorten(_shown(call.command), 120)}`" if commands.is_install(command)
-                   else f"writing {', '.join(command.writes[:3])}")
-            if command.writes:
-                for runs in streak.values():
-                    runs[-1].edits.append(Event(event.line, "tool_call", files=command.writes))
-            if streak:  # an install is for the failure seen last, of the same ecosystem
-                latest = max(streak.values(), key=lambda runs: runs[-1].result.line)[-1]
-                if commands.family(latest.command) in {"", commands.family(command)}:
-                    latest.fixes.append(fix)
+        if not failed and command.writes:  # a file written by the shell (`cat > f <<EOF`) is an edit
+            for runs in streak.values():
+                runs[-1].edits.append(Event(event.line, "tool_call", files=command.writes))
+        if not failed and commands.is_install(command) and streak:
+            # An install is for the failure seen last, of the same ecosystem.
+            latest = max(streak.values(), key=lambda runs: runs[-1].result.line)[-1]
+            if commands.family(latest.command) in {"", commands.family(command)}:
+                latest.fixes.append(f"installing `{shorten(_shown(call.command), 120)}`")
         if (commands.is_trivial(command) or commands.is_install(command) or not command.key
                 or command.background):
             continue
@@ -143,7 +147,8 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
 
 
 def _is_shell(call: Event) -> bool:
-    return call.tool in SHELL_TOOLS or call.action == "run" or call.tool.lower() in {"bash", "shell", "terminal"}
+    return (call.tool in SHELL_TOOLS or call.action == "run"
+            or call.tool.lower() in {"bash", "shell", "terminal"})
 
 
 def _output(text: str) -> str:
@@ -172,7 +177,7 @@ def _changed_options(before: commands.Command, after: commands.Command) -> str:
 def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str) -> list[Candidate]:
     last = runs[-1]
     key = key_line(last.result.text)
-    if _STYLE.search(key) or _ENVIRONMENT.search(key) or _ENVIRONMENT.search(" ".join(key_line(r.result.text) for r in runs)):
+    if _STYLE.search(key) or any(_ENVIRONMENT.search(key_line(r.result.text)) for r in runs):
         return []
     files = relative(flat(e.files for e in last.edits), base)
     test_run = bool(_TEST_RUN.search(last.command.key))
@@ -185,12 +190,12 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
     explained = bool(last.fixes) or bool(diagnosis(last.said))
     if explained and not fixed_tests_only and not missing_installed:
         out.append(_lesson(call, success, runs, base))
-    # A dependency change that got the command past its first error, into another one.
     # An edit that got the command past one error into another, when the agent said why.
     for i, earlier in enumerate(runs[:-1]):
         later = runs[i + 1]
         if earlier.edits and not earlier.fixes and diagnosis(earlier.said) and _got_past(earlier, later):
             out.append(_lesson(later.call, later.result, runs[: i + 1], base, then="it failed differently"))
+    # A dependency change that got the command past its first error, into another one.
     installs = [f for r in runs[:-1] for f in r.fixes if f.startswith("installing")]
     first = key_line(runs[0].result.text)
     if installs and first != key:
@@ -223,15 +228,17 @@ def _got_past(earlier: _Failure, later: _Failure) -> bool:
     return _unnumbered(key) not in _unnumbered(" ".join(_clean(later.result.text).split()))
 
 
-def _lesson(call: Event, success: Event, runs: list[_Failure], base: str, then: str = "it passed") -> Candidate:
+def _lesson(call: Event, success: Event, runs: list[_Failure], base: str,
+            then: str = "it passed") -> Candidate:
     last = runs[-1]
     key = key_line(last.result.text)
     files = relative(flat(e.files for e in last.edits), base)
     symbols = tuple(dict.fromkeys(s for e in last.edits for s in e.symbols))
     command = shorten(_shown(last.command), 80)
-    how = [f for f in last.fixes if not f.startswith("writing")]
+    how = list(last.fixes)
     if files:
-        how.insert(0, f"changing {', '.join(files[:6])}" + (f" ({', '.join(symbols[:6])})" if symbols else ""))
+        changed = f" ({', '.join(symbols[:6])})" if symbols else ""
+        how.insert(0, f"changing {', '.join(files[:6])}{changed}")
     lines = [f"`{command}` failed with:", f"    {key}"]
     why = diagnosis(last.said)
     if why:

@@ -13,19 +13,21 @@ from memgit.capture.candidate import Candidate, flat, make_title, relative_paths
 
 #: A user's line that reports a failure.
 _REPORT = re.compile(
-    r"(?i)\b(?:error|exception|failed|fails|failing|crash(?:es|ed)?|is not a function|is not defined|undefined"
-    r"|cannot|can't|could not|couldn't|not working|doesn't work|does not work|didn't work|broken|blocked"
-    r"|traceback|missing|unresolved|invalid)\b")
+    r"(?i)\b(?:error|exception|failed|fails|failing|crash(?:es|ed)?|is not a function|is not defined"
+    r"|undefined|cannot|can't|could not|couldn't|not working|doesn't work|does not work|didn't work|broken"
+    r"|blocked|traceback|missing|unresolved|invalid)\b")
 #: An agent's sentence that names a cause.
 _CAUSE = re.compile(
-    r"(?i)\b(?:root cause|because|caused by|comes? from|coming from|is due to|the (?:problem|issue|bug|culprit)"
-    r" (?:is|was)|is the (?:problem|issue|culprit)|was (?:still )?(?:passing|sending|using|calling|reading|missing"
-    r"|returning|pointing)|expects?\b[^.]*\bbut\b|requires?\b[^.]*\b(?:but|while)\b)")
+    r"(?i)\b(?:root cause|because|caused by|comes? from|coming from|is due to"
+    r"|the (?:problem|issue|bug|culprit) (?:is|was)|is the (?:problem|issue|culprit)"
+    r"|was (?:still )?(?:passing|sending|using|calling|reading|missing|returning|pointing)"
+    r"|expects?\b[^.]*\bbut\b|requires?\b[^.]*\b(?:but|while)\b)")
 #: What the agent is about to do is no diagnosis.
 _INTENT = re.compile(r"(?i)\bI(?:['’]ll| will|['’]m going to| am going to|['’]d| would)\b")
 #: A cause in the session's own earlier change: a slip of this session, not something about the code.
-_OWN = re.compile(r"(?i)\b(?:we|I)(?:['’]ve| have| had)? (?:just |recently |earlier )?(?:modified|changed|added|removed"
-                  r"|introduced|renamed|broke|were|was)\b")
+_OWN = re.compile(r"(?i)\b(?:we|I)(?:['’]ve| have| had)? (?:just |recently |earlier )?"
+                  r"(?:modified|changed|added|removed|introduced|renamed|broke|were|was)\b")
+#: The user's next message says the error is still there.
 _STILL = re.compile(r"(?i)\b(?:still|again|same (?:error|issue|problem)|not (?:fixed|working)|doesn't work"
                     r"|didn't (?:work|help|fix))\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
@@ -34,13 +36,14 @@ _COMMON = {"this", "that", "with", "from", "have", "what", "when", "then", "ther
            "error", "errors", "failed", "fails", "failing", "still", "again", "should", "would", "could",
            "please", "thanks", "issue", "problem", "works", "working", "work", "like", "make", "sure",
            "here", "some", "more", "file", "files", "code", "page", "line", "lines", "function"}
-_MAX_REPORT = 6000
+_MAX_REPORT = 6000  # a longer message is a brief or a paste, not a report
 #: A code block headed by the file it changes (```python:app/models.py), as chat exports record an edit.
 _FENCED = re.compile(r"^```[\w+#-]*:([^\s`]+\.\w+)[ \t]*$", re.MULTILINE)
-_HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure|seems?"
-                    r"|likely|could be|let'?s see|guess)\b")
-_PLAN = re.compile(r"(?i)^(?:let me|let's|now\b|next\b|first\b|then\b|i'll|i will|i'm going|i am going|ok\b|okay"
-                   r"|good|great|perfect|done|got it|all |sure|alright|right\b|i see|hmm)")  # a longer message is a brief or a paste, not a report
+#: A diagnosis is not hedged and not a plan.
+_HEDGE = re.compile(r"(?i)\b(?:maybe|perhaps|probably|possibly|might|i think|i guess|i suspect|not sure"
+                    r"|seems?|likely|could be|let'?s see|guess)\b")
+_PLAN = re.compile(r"(?i)^(?:let me|let's|now\b|next\b|first\b|then\b|i'll|i will|i'm going|i am going"
+                   r"|ok\b|okay|good|great|perfect|done|got it|all |sure|alright|right\b|i see|hmm)")
 
 
 def reported(events: Sequence[Event], base: str) -> list[Candidate]:
@@ -65,10 +68,11 @@ def reported(events: Sequence[Event], base: str) -> list[Candidate]:
         if not error:
             continue
         following = events[end].text if end < len(events) else ""
-        if not following or (_STILL.search(following) and _words(following) & (_words(error) | _words(cause))):
+        still = _STILL.search(following) and _words(following) & (_words(error) | _words(cause))
+        if not following or still:
             continue  # not confirmed, or still broken
         files = relative(flat(e.files for e in edits), base)
-        body = "\n".join([f"Reported: {error}", f"Why: {cause}", f"Fixed by changing {', '.join(files[:6])}."])
+        body = f"Reported: {error}\nWhy: {cause}\nFixed by changing {', '.join(files[:6])}."
         evidence = tuple(sorted({report.line, *(e.line for e in edits[:6]), events[end].line}))
         out.append(Candidate("lesson", make_title(f"{error}: {cause}", 110), body, "inferred", 0.6, evidence,
                              files=files))
@@ -114,10 +118,11 @@ def diagnosis(said: list[str]) -> str:
     not hedged ("maybe", "I think"), not a question."""
     for text in said:
         flat_text = " ".join(text.split())
-        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|(?<=[。！？])|:\s*$|\n", flat_text):
+        for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|(?<=[。！？])|:\s*$", flat_text):
             sentence = sentence.strip(" *").rstrip(":")
             plain = sentence.replace("**", "")
-            if ((len(plain.split()) < 4 and len(plain) < 12) or plain.endswith(("?", "？")) or _PLAN.match(plain) or _HEDGE.search(plain)
+            if ((len(plain.split()) < 4 and len(plain) < 12) or plain.endswith(("?", "？"))
+                    or _PLAN.match(plain) or _HEDGE.search(plain)
                     or len(plain) > 300):
                 continue
             return shorten(plain, 240)
