@@ -386,3 +386,13 @@ def test_running_fewer_tests_is_not_a_fix(tmp_path: Path) -> None:
         ("bash", "npx jest --testPathPattern=orders -v", "Tests: 4 passed", False),
     ])
     assert lessons(path) == []
+
+
+def test_a_user_asking_again_about_the_error_means_it_is_not_fixed(tmp_path: Path) -> None:
+    path = codex(tmp_path, [
+        ("user", "Saving the invoice fails: 'Per-row totals must be numeric' when the discount column is N/A"),
+        ("say", "The error was occurring because pandas reads the N/A discount as a string in a numeric column."),
+        ("patch", "app/invoices.py"),
+        ("user", "forget the discount column. What could be causing this error?"),
+    ])
+    assert lessons(path) == []

@@ -29,7 +29,7 @@ _OWN = re.compile(r"(?i)\b(?:we|I)(?:['’]ve| have| had)? (?:just |recently |ea
                   r"(?:modified|changed|added|removed|introduced|renamed|broke|were|was)\b")
 #: The user's next message says the error is still there.
 _STILL = re.compile(r"(?i)\b(?:still|again|same (?:error|issue|problem)|not (?:fixed|working)|doesn't work"
-                    r"|didn't (?:work|help|fix))\b")
+                    r"|didn't (?:work|help|fix)|this (?:error|issue|problem)|causing (?:this|it))\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
 _COMMON = {"this", "that", "with", "from", "have", "what", "when", "then", "there", "their", "they",
            "them", "your", "were", "been", "into", "also", "just", "only", "about", "after", "before",
