@@ -373,7 +373,7 @@ def test_many_commands_that_never_pass_stay_cheap(tmp_path: Path) -> None:
         steps += [("bash", f"make target{n}", f"Exit code 2\nmake: *** [target{n}] Error 2\nerror: step {n}", True),
                   ("edit", f"src/m{n}.c")]
     steps += [("bash", "make target299", "Exit code 2\nerror: undefined reference to `sqrt'", True),
-              ("say", "The math library is not linked since the toolchain update."), ("edit", "Makefile"),
+              ("say", "`sqrt` lives in libm, which the Makefile stopped linking."), ("edit", "Makefile"),
               ("bash", "make target299", "built", False)]
     [lesson] = lessons(claude(tmp_path, steps))
     assert lesson.files == ("Makefile",)
@@ -394,5 +394,14 @@ def test_a_user_asking_again_about_the_error_means_it_is_not_fixed(tmp_path: Pat
         ("say", "The error was occurring because pandas reads the N/A discount as a string in a numeric column."),
         ("patch", "app/invoices.py"),
         ("user", "forget the discount column. What could be causing this error?"),
+    ])
+    assert lessons(path) == []
+
+
+def test_a_remark_about_something_else_is_no_diagnosis(tmp_path: Path) -> None:
+    path = claude(tmp_path, [
+        ("bash", "cargo build", "Exit code 101\nerror[E0425]: cannot find value `retries` in this scope", True),
+        ("say", "The README still mentions the old install steps."), ("edit", "src/net.rs"),
+        ("bash", "cargo build", "Finished `dev` profile", False),
     ])
     assert lessons(path) == []

@@ -187,13 +187,14 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
                          and all(f.startswith("installing") for f in last.fixes))
     fixed_tests_only = test_run and files and not last.fixes and all(_TEST_FILE.search(f) for f in files)
     # An edit says what changed, not why: it needs the agent's diagnosis to teach something.
-    explained = bool(last.fixes) or bool(diagnosis(last.said))
+    explained = bool(last.fixes) or bool(diagnosis(last.said, _subject(last)))
     if explained and not fixed_tests_only and not missing_installed:
         out.append(_lesson(call, success, runs, base))
     # An edit that got the command past one error into another, when the agent said why.
     for i, earlier in enumerate(runs[:-1]):
         later = runs[i + 1]
-        if earlier.edits and not earlier.fixes and diagnosis(earlier.said) and _got_past(earlier, later):
+        if earlier.edits and not earlier.fixes and diagnosis(earlier.said, _subject(earlier)) \
+                and _got_past(earlier, later):
             out.append(_lesson(later.call, later.result, runs[: i + 1], base, then="it failed differently"))
     # A dependency change that got the command past its first error, into another one.
     installs = [f for r in runs[:-1] for f in r.fixes if f.startswith("installing")]
@@ -202,7 +203,7 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
         seen = list(dict.fromkeys(key_line(r.result.text) for r in runs[:-1]))[:2]
         command = shorten(_shown(last.command), 80)
         lines = [f"`{command}` failed with:", *(f"    {shorten(k, 200)}" for k in seen)]
-        why = diagnosis(runs[0].said)
+        why = diagnosis(runs[0].said, _subject(runs[0]))
         if why:
             lines.append(f"Why: {why}")
         lines.append(f"Fixed by {installs[-1]}; then it got past that error.")
@@ -210,6 +211,13 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
         out.append(Candidate("lesson", make_title(f"{command}: {seen[0]}", 110, capital=False),
                              "\n".join(lines), "inferred", 0.6, evidence))
     return out
+
+
+def _subject(failure: _Failure) -> str:
+    """What a diagnosis of `failure` speaks of: its output, the command, the files and functions
+    the fix changed."""
+    changed = " ".join(f"{' '.join(e.files)} {' '.join(e.symbols)}" for e in failure.edits)
+    return f"{_clean(failure.result.text)[:20_000]} {failure.command.core} {changed}".replace("_", " ")
 
 
 def _same(one: str, other: str) -> bool:
@@ -240,7 +248,7 @@ def _lesson(call: Event, success: Event, runs: list[_Failure], base: str,
         changed = f" ({', '.join(symbols[:6])})" if symbols else ""
         how.insert(0, f"changing {', '.join(files[:6])}{changed}")
     lines = [f"`{command}` failed with:", f"    {key}"]
-    why = diagnosis(last.said)
+    why = diagnosis(last.said, _subject(last))
     if why:
         lines.append(f"Why: {why}")
     lines.append(f"Fixed by {' and '.join(dict.fromkeys(how))}; then {then}.")

@@ -31,6 +31,10 @@ _OWN = re.compile(r"(?i)\b(?:we|I)(?:['’]ve| have| had)? (?:just |recently |ea
 _STILL = re.compile(r"(?i)\b(?:still|again|same (?:error|issue|problem)|not (?:fixed|working)|doesn't work"
                     r"|didn't (?:work|help|fix)|this (?:error|issue|problem)|causing (?:this|it))\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
+_TERM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
+_SHORT = {"the", "and", "for", "was", "has", "not", "are", "but", "you", "can", "its", "now", "all", "one",
+          "two", "new", "use", "get", "set", "let", "run", "see", "why", "how", "our", "out", "too", "any",
+          "may", "had", "did", "own", "off", "yet", "via", "per", "who", "him", "her", "his", "she", "got"}
 _COMMON = {"this", "that", "with", "from", "have", "what", "when", "then", "there", "their", "they",
            "them", "your", "were", "been", "into", "also", "just", "only", "about", "after", "before",
            "error", "errors", "failed", "fails", "failing", "still", "again", "should", "would", "could",
@@ -79,6 +83,11 @@ def reported(events: Sequence[Event], base: str) -> list[Candidate]:
     return out
 
 
+def _terms(text: str) -> set[str]:
+    """The words of `text` that can name a thing (`.env`, `tsc`, `parse_date`), function words aside."""
+    return {w.lower() for w in _TERM.findall(text)} - _COMMON - _SHORT
+
+
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)} - _COMMON
 
@@ -113,9 +122,11 @@ def _error_line(report: str, cause: str) -> str:
     return shorten(best, 160)
 
 
-def diagnosis(said: list[str]) -> str:
+def diagnosis(said: list[str], about: str = "") -> str:
     """The first sentence of the agent's words that says what was wrong: not a plan ("Let me…"),
-    not hedged ("maybe", "I think"), not a question."""
+    not hedged ("maybe", "I think"), not a question, and, given `about` (the failure, the files
+    changed), sharing a word with it."""
+    subject = _terms(about) if about else set()
     for text in said:
         flat_text = " ".join(text.split())
         for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`*])|(?<=[。！？])|:\s*$", flat_text):
@@ -123,7 +134,7 @@ def diagnosis(said: list[str]) -> str:
             plain = sentence.replace("**", "")
             if ((len(plain.split()) < 4 and len(plain) < 12) or plain.endswith(("?", "？"))
                     or _PLAN.match(plain) or _HEDGE.search(plain)
-                    or len(plain) > 300):
+                    or len(plain) > 300 or (about and not _terms(plain) & subject)):
                 continue
             return shorten(plain, 240)
     return ""
