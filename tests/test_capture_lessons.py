@@ -405,3 +405,13 @@ def test_a_remark_about_something_else_is_no_diagnosis(tmp_path: Path) -> None:
         ("bash", "cargo build", "Finished `dev` profile", False),
     ])
     assert lessons(path) == []
+
+
+def test_a_request_that_names_errors_is_not_a_report(tmp_path: Path) -> None:
+    path = codex(tmp_path, [
+        ("user", "Add error handling to the upload endpoint in app/upload.py"),
+        ("say", "The upload endpoint returns 200 for every request because the handler swallows exceptions."),
+        ("patch", "app/upload.py"),
+        ("user", "thanks"),
+    ])
+    assert lessons(path) == []

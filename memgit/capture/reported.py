@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from memgit.agents.events import EDIT_TOOLS, Event
 from memgit.capture.candidate import Candidate, flat, make_title, relative_paths, shorten
 
-#: A user's line that reports a failure.
+#: A user's words that report a failure (an error message, "it fails", "x is not a function"), not a
+#: request that merely names errors ("add error handling").
 _REPORT = re.compile(
-    r"(?i)\b(?:error|exception|failed|fails|failing|crash(?:es|ed)?|is not a function|is not defined"
-    r"|undefined|cannot|can't|could not|couldn't|not working|doesn't work|does not work|didn't work|broken"
-    r"|blocked|traceback|missing|unresolved|invalid)\b")
+    r"(?:\b\w*(?:Error|Exception)\b:|(?i:\berror:|\b(?:get|got|getting|see|seeing|throws?|threw|shows?"
+    r"|says?|gives?)\b[^.\n]{0,40}\b(?:error|exception)\b|\bfail(?:s|ed|ing|ure)?\b|\bcrash(?:es|ed)?\b"
+    r"|is not a function|is not defined|is undefined|not working|doesn't work|does not work|didn't work"
+    r"|\bbroken\b|\btraceback\b|unresolved reference|\bblocked\b))")
 #: An agent's sentence that names a cause.
 _CAUSE = re.compile(
     r"(?i)\b(?:root cause|because|caused by|comes? from|coming from|is due to"
