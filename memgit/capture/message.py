@@ -43,7 +43,7 @@ _CUT = re.compile(r"^\[… \d+ characters cut …\]$")
 _BULLET = re.compile(r"^\s*(?:[-*•+▪◦]|\d{1,2}[.)]|\(?[a-z][.)]|\[[ xX]\])\s+")
 _RULER = re.compile(r"^\s*[-=*_─━#~]{3,}\s*$")
 _HEADING = re.compile(r"^\s*#{1,6}\s|^\s*(?:SECTION|PART|TASK|PHASE|STEP|STAGE|CHAPTER)\s+\w+", re.IGNORECASE)
-_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
+_EMPHASIS = re.compile(r"(?<![^\s(\[])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # **bold**, *it*; never __init__
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z`\"'(])|(?<=[。！？；])")
 _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|ai|system)\s*:)", re.IGNORECASE)
 _ROLE = re.compile(r"\W*(?:#+\s*)?(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
@@ -84,7 +84,7 @@ def read_message(text: str) -> Message:
             header, group = "", group + 1
             continue
         bullet = _BULLET.match(line)
-        body = _EMPHASIS.sub("", line[bullet.end():] if bullet else line).strip()
+        body = _EMPHASIS.sub(r"\2", line[bullet.end():] if bullet else line).strip()
         bullets += bool(bullet)
         task = task or bool(_TASK.match(body))
         if body.endswith(":") and len(body.split()) <= 8:
