@@ -46,8 +46,8 @@ _HEADING = re.compile(r"^\s*#{1,6}\s|^\s*(?:SECTION|PART|TASK|PHASE|STEP|STAGE|C
 _EMPHASIS = re.compile(r"(?<![^\s(\[])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # **bold**, *it*; never __init__
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z`\"'(])|(?<=[。！？；])")
 _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|ai|system)\s*:)", re.IGNORECASE)
-_ROLE = re.compile(r"\W*(?:#+\s*)?(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
-                   r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE)
+_ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
+                   r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE | re.MULTILINE)
 _TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|and|also|then|please|pls|hey|hi)[,\s]+|(?:in|for|on) [^,]{1,60},\s*)*"
     r"(?:can you|could you|would you|will you|i need you to|i want you to|help me|let'?s|we need to|go ahead"
@@ -99,7 +99,7 @@ def read_message(text: str) -> Message:
     long = len(text) >= DOCUMENT_CHARS
     return Message(
         text, tuple(units),
-        role_prompt=len(text) >= 300 and bool(_ROLE.match(text)),
+        role_prompt=len(text) >= 300 and bool(_ROLE.search("\n".join(text.lstrip().splitlines()[:3]))),
         document=long and (headings >= 3 or bullets >= 10),
         quoted=lines >= 3 and quoted * 2 > lines,
         task=task,

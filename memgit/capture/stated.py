@@ -71,7 +71,7 @@ _ZH_RULE = re.compile(r"(总是|始终|永远|一律|必须|务必|不要|别再
 #: A correction: the agent got something wrong, the person says what is right.
 _CORRECTION = re.compile(
     _FILLER + r"(?:why (?:didn'?t|did not|did|don'?t|do|are|aren'?t|would|wouldn'?t|haven'?t) you\b"
-    r"|(?=[^ ]*(?:[^\w\s]|[a-z][A-Z]|_))[^\s]+(?: [^\s]+){0,3} (?:doesn'?t|does not|don'?t"
+    r"|(?=[^ ]*(?:[^\w\s]|(?-i:[a-z][A-Z])|_))[^\s]+(?: [^\s]+){0,3} (?:doesn'?t|does not|don'?t"
     r"|do not|isn'?t|is not|won'?t|can'?t|cannot) (?:create|support|exist|accept|allow|take|return|make"
     r"|produce|generate|render|mean|count|belong|apply|go)\b)", re.IGNORECASE)
 #: A correction no reply needs to confirm: a claim made without the check it needed.
@@ -85,7 +85,7 @@ _HEDGE = re.compile(r"\b(maybe|perhaps|i think|i guess|i suppose|not sure|might|
                     r"|would it be|is it possible)\b|可能|也许|好像|不确定", re.IGNORECASE)
 #: Sentences that start like a rule but are talk ("never mind", "no, it's fine") or hold only
 #: for now ("don't run the tests for now", "now deploy it").
-_TALK = re.compile(r"\b(?:never ?mind|don'?t worry|no worries|(?:it'?s|that'?s|it is) (?:fine|ok|okay|good|right"
+_TALK = re.compile(r"\b(?:never ?mind|(?:don'?t|dont|do not) worry|no worries|(?:it'?s|that'?s|it is) (?:fine|ok|okay|good|right"
                    r"|alright)|don'?t bother|for now|this time|right now|today|yet|just this once|we don'?t just"
                    r"|for this (?:task|change|pr|one|step)|in this (?:task|change|pr|step)|don'?t need to)\b"
                    r"|^" + _FILLER + r"now\b|暂时|这次|先不", re.IGNORECASE)
@@ -97,7 +97,7 @@ _GUARD = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not|avoid)\s+(?:\w+ing\s+)?
 _KEEP = re.compile(_FILLER + r"(?:keep|preserve|retain)\b", re.IGNORECASE)
 #: What points at the thing at hand: "don't do that", "keep it as is", "i don't like this".
 _THIS = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not)\s+\w+\s+(?:it|this|that|these|those|them|anything)\b"
-                   r"|(?:keep|leave) \w+ (?:intact|as is|as-is|unchanged|alone)\b"
+                   r"|(?:keep|leave) \w+ (?:intact|as is|as-is|unchanged|alone)\b|(?:keep|preserve) [^,;]* but\b"
                    r"|(?:i|we) (?:really )?(?:don'?t|dont|do not) (?:want|need|like) (?:this|that|these|those"
                    r"|it\b(?! to)))", re.IGNORECASE)
 _GENERAL = re.compile(r"\b(?:ever|always|from now on|going forward|in this (?:repo|repository|project|codebase)"
@@ -119,7 +119,8 @@ _NOTICE_HEADER = re.compile(r"(?:important|critical|note|notes|warning|important
                             re.IGNORECASE)
 _EMPHASIS = re.compile(r"\b(?:NOT|NEVER|ALWAYS|ONLY|MUST|NO)\b")
 #: "It always falls back…": a description of what something does, not a rule.
-_DESCRIPTION = re.compile(_FILLER + r"(?:always|never) \w*[^su\W]s\b", re.IGNORECASE)
+_DESCRIPTION = re.compile(_FILLER + r"(?:always|never) (?:\w*[^su\W]s\b|(?:the|a|an|same|this|that|my|so|been|again)\b)",
+                          re.IGNORECASE)
 #: A sentence that only illustrates the one before it.
 _EXAMPLE = re.compile(r"(?:for example|for instance|e\.g\.|i\.e\.|like this|such as)\b", re.IGNORECASE)
 _NEGATION_HEADER = re.compile(r"(?:do not|don'?t|never|avoid|always|must not|you must not)\s*:$", re.IGNORECASE)
@@ -199,9 +200,12 @@ def _rules(message: Message, reply: str) -> list[tuple[Unit, str]]:
                                 and not _is_rule(following, message, "")) else ""
         found.append((Unit(text, header, unit.group, unit.index, unit.bullet), reason))
     rated = [(unit, reason, _strength(unit.text)) for unit, reason in _merged(found)]
-    if message.document:
-        rated = [r for r in rated if r[2] > 0]  # in a pasted document only the rules about the code
-    cap = DOCUMENT_CAP if message.document else CHAT_CAP
+    cap, least = (DOCUMENT_CAP, 1) if message.document else (CHAT_CAP, 0)
+    if len(rated) > CHAT_CAP and not intro and not message.document:
+        # More rules than a person types in one message: a pasted prompt. Only what names code.
+        rated = [r for r in rated if not _AI_DOCUMENT.search(r[0].text)]
+        least = 2
+    rated = [r for r in rated if r[2] >= least]  # in a pasted document only the rules about the code
     if len(rated) > cap:
         keep = sorted(rated, key=lambda r: (-r[2], r[0].index))[:cap]
         rated = [r for r in rated if r in keep]

@@ -3,7 +3,7 @@ reader filters the user's words through.
 
 Tools inject text as if the user had typed it: slash-command records and their caveat, hook
 output ("Stop hook feedback:"), skill bodies ("Base directory for this skill…", `<skill …>`),
-IDE notices, reminders, compaction preambles, a CLI's "System: Please continue.", Aider's
+IDE notices, reminders, compaction preambles, a skill's definition file, a CLI's "System: Please continue.", Aider's
 watch-mode prompt and its "Add file to the chat?" answers. An export may put a timestamp or a
 speaker line first, so the markers are looked for in the first lines of a turn, not only at
 its first character. A tool result that an export shows as JSON in the user's turn is not the
@@ -18,7 +18,7 @@ NOISE = re.compile(
     r"\s*(?:<local-command-|<command-name>|<command-message>|<command-args>|<command-stdout>"
     r"|<session-start-hook>|<user-prompt-submit-hook>|<system-reminder>|<tick>|<goal>"
     r"|<environment_context>|<user_instructions>|<permissions instructions>|<INSTRUCTIONS>"
-    r"|<task-notification>|<ide_|<bash-input>|<bash-stdout>|<bash-stderr>|<skill[\s>-]"
+    r"|<task-notification>|<turn_aborted>|<user_shell_command>|<ide_|<bash-input>|<bash-stdout>|<bash-stderr>|<skill[\s>-]"
     r"|\[Request interrupted|Caveat:|# AGENTS\.md|## Memories recalled by memgit"
     r"|Base directory for this skill|(?:Stop|SubagentStop|SessionEnd|Notification|PreCompact) hook\b"
     r"|(?:PreToolUse|PostToolUse|UserPromptSubmit|SessionStart)\b"
@@ -46,6 +46,8 @@ _PROMPT_LINE = re.compile(r"^\s*(?:Add (?:file|URL) to the chat\?|Create new fil
 #: A tool result as an export shows it: JSON that speaks of tool calls.
 _TOOL_JSON = re.compile(r"\s*[\[{].{0,300}?\"(?:tool_use_id|tool_result|tool_call_id|call_id|is_error"
                         r"|function_call_output|toolUseResult)\"", re.DOTALL)
+#: A skill's or a sub-agent's definition file (front matter with its name and description).
+_DEFINITION = re.compile(r"---[ \t]*\n(?=(?:.*\n){0,12}?name:)(?=(?:.*\n){0,12}?description:)")
 _HEAD_LINES = 3  # how far into a turn an injected marker is looked for
 _HEAD_CHARS = 600
 
@@ -53,7 +55,8 @@ _HEAD_CHARS = 600
 def user_text(text: str) -> str:
     """`text` without what the agent wove in; empty when it is not the person's."""
     text = _PROMPT_LINE.sub("", _BLOCK.sub("", text)).strip()
-    if not text or _TOOL_JSON.match(text) or _INJECTED_PHRASE.search(text[:_HEAD_CHARS]):
+    if (not text or _TOOL_JSON.match(text) or _DEFINITION.match(text)
+            or _INJECTED_PHRASE.search(text[:_HEAD_CHARS])):
         return ""
     lines = [line for line in text.splitlines() if line.strip() and not _PREAMBLE.fullmatch(line)]
     if not lines or any(NOISE.match(line) for line in lines[:_HEAD_LINES]):
