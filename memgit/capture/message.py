@@ -54,7 +54,11 @@ _TASK = re.compile(
     r"|(?:we|i) (?:are|am|'re|'m) (?:implementing|building|adding|fixing|working on)"
     r"|add|fix|create|make|build|implement|write|update|change|rename|move|remove|delete|refactor|reorder"
     r"|replace|convert|migrate|port|install|run|deploy|review|check|look|find|scan|search|improve|optimi[sz]e"
-    r"|generate|set up|setup|wire|finish|continue|start|clean up|audit|analy[sz]e|test|debug|investigate)\b",
+    r"|generate|set up|setup|wire|finish|continue|start|clean up|audit|analy[sz]e|test|debug|investigate|sort"
+    r"|format|tidy|clean|split|merge|extract|simplify|translate|document|explain|show|tell|give|list|summari[sz]e"
+    r"|compare|open|bump|upgrade|downgrade|revert|undo|commit|push|publish|release|verify|fetch|download"
+    r"|configure|enable|disable|connect|link|style|center|centre|align|resize|rewrite|edit|modify|adjust|tweak"
+    r"|restructure|reorgani[sz]e|port|prepare|draft|insert|append|drop|rework|polish|handle|support)\b",
     re.IGNORECASE)
 
 
