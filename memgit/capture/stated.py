@@ -133,6 +133,7 @@ _REMEMBER_PREFIX = re.compile(
     r"|(?:my )?(?:dude|bro|mate|buddy)"
     r"|one more thing|remember(?: that)?|keep in mind(?: that)?|note that|no|nope|actually|wrong)[,:;!.\s]+)+"
     r"|^(?:记住|记得)[：:，,\s]*", re.IGNORECASE)
+_COMMON = {"the", "and", "not", "don", "dont", "never", "always", "please", "you", "for", "with", "this", "that"}
 _REASON = re.compile(r"(?:because|since|the |it |that |this |因为|这样)", re.IGNORECASE)
 _TEAM = re.compile(r"\b(?:we|our|us|this (?:repo|project|codebase)|the team)\b|我们|项目|统一|一律",
                    re.IGNORECASE)
@@ -157,14 +158,30 @@ _TECH = re.compile(
 
 def stated(events: Sequence[Event]) -> list[Candidate]:
     out: list[Candidate] = []
+    said: list[set[str]] = []  # the words of each rule proposed so far
     for i, event in enumerate(events):
         if event.role != "user" or event.sidechain:
             continue
         message = read_message(event.text)
         if message.role_prompt or message.quoted:
             continue  # another agent's instructions, someone else's words
-        out.extend(_candidate(event, unit, reason) for unit, reason in _rules(message, _reply(events, i)))
+        for unit, reason in _rules(message, _reply(events, i)):
+            words = _words(unit.text)
+            if not any(_restates(words, earlier) for earlier in said):
+                said.append(words)
+                out.append(_candidate(event, unit, reason))
     return out
+
+
+def _words(text: str) -> set[str]:
+    found = {w.lower() for w in re.findall(r"[A-Za-z0-9_]{3,}|[\u4e00-\u9fff]", text)}
+    return {w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in found} - _COMMON
+
+
+def _restates(words: set[str], earlier: set[str]) -> bool:
+    """Whether a rule is mostly one the person said earlier in the session, in other words."""
+    shared = len(words & earlier)
+    return shared >= 4 and shared >= 0.6 * len(words)
 
 
 def _reply(events: Sequence[Event], i: int) -> str:
@@ -321,5 +338,6 @@ def _candidate(event: Event, unit: Unit, reason: str) -> Candidate:
     title = _title(sentence)
     body = sentence if not reason else f"{sentence} {reason}"
     anchors = extract_anchors(body)
-    kind = "convention" if _CODEY.search(body) or anchors or _TEAM.search(body) else "preference"
+    code = _CODEY.search(body) or _CODE_TOKEN.search(body) or anchors or _TEAM.search(body)
+    kind = "convention" if code else "preference"
     return Candidate(kind, title, body, "user", 0.9, (event.line,), files=anchored_files(body))
