@@ -45,6 +45,10 @@ _RULER = re.compile(r"^\s*[-=*_─━#~]{3,}\s*$")
 _HEADING = re.compile(r"^\s*#{1,6}\s|^\s*(?:SECTION|PART|TASK|PHASE|STEP|STAGE|CHAPTER)\s+\w+", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(?<![^\s(\[])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # **bold**, *it*; never __init__
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z`\"'(])|(?<=[。！？；])")
+#: A line of pasted output: a log level, a stack frame, a file:line position, a lint rule id.
+_OUTPUT_LINE = re.compile(r"^\s*(?:\d+:\d+\s|at\s+\S+\s*\(|(?:error|warning|warn|info|debug|fatal|trace)\s*:"
+                          r"|\[\w+\]|\w*(?:Error|Exception|Warning):)|\S+\.\w{1,5}:\d+|\s{2,}[@\w/-]+/[\w-]+\s*$",
+                          re.IGNORECASE)
 _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|ai|system)\s*:)", re.IGNORECASE)
 _ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
                    r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE | re.MULTILINE)
@@ -82,7 +86,10 @@ def read_message(text: str) -> Message:
                 header = ""  # a paragraph under a header ends at a blank line; a list may start after one
             continue
         lines += 1
-        quoted += bool(_QUOTE_LINE.match(line))
+        quote = bool(_QUOTE_LINE.match(line))
+        quoted += quote
+        if quote or _OUTPUT_LINE.match(line):
+            continue  # someone else's words, or what a program printed
         if _RULER.match(line) or _HEADING.match(line) or _shouting(line):
             headings += 1
             header, group = "", group + 1
