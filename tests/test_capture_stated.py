@@ -67,6 +67,9 @@ def said(tmp_path: Path, text: str, reply: str = "Done.") -> list[str]:
     ("the colours are too loud and I don't need the animations", "The colours are too loud and I don't need the animations"),
     ("work on the api, the mobile app i will handle", "Work on the api, the mobile app i will handle"),
     ("btw we use uv, not pip", "We use uv, not pip"),
+    ("you're on yarn again, we use pnpm here", "You're on yarn again, we use pnpm here"),
+    ("stop adding print statements to the handlers", "Stop adding print statements to the handlers"),
+    ("ok cool. btw don't use emojis in commit messages", "Don't use emojis in commit messages"),
 ])
 def test_a_rule_said_in_passing(tmp_path: Path, text: str, title: str) -> None:
     assert said(tmp_path, text) == [title]
@@ -97,6 +100,9 @@ def test_a_rule_after_a_condition_is_titled_by_the_rule(tmp_path: Path) -> None:
     "I think we should never use globals",
     "don't forget the changelog this time",
     "i don't need to handle that case",
+    "stop doing that",
+    "continue please and make sure you test everything",
+    "Build the signup form.\n\nRequirements:\n- use the form library\n- never block the submit button\n",
 ])
 def test_talk_and_the_task_at_hand_are_not_rules(tmp_path: Path, text: str) -> None:
     assert said(tmp_path, text) == []

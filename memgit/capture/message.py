@@ -56,7 +56,7 @@ _TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|and|also|then|please|pls|hey|hi)[,\s]+|(?:in|for|on) [^,]{1,60},\s*)*"
     r"(?:can you|could you|would you|will you|i need you to|i want you to|help me|let'?s|we need to|go ahead"
     r"|(?:we|i) (?:are|am|'re|'m) (?:implementing|building|adding|fixing|working on)"
-    r"|add|fix|create|make|build|implement|write|update|change|rename|move|remove|delete|refactor|reorder"
+    r"|add|fix|create|make(?! sure)|build|implement|write|update|change|rename|move|remove|delete|refactor|reorder"
     r"|replace|convert|migrate|port|install|run|deploy|review|check|look|find|scan|search|improve|optimi[sz]e"
     r"|generate|set up|setup|wire|finish|continue|start|clean up|audit|analy[sz]e|test|debug|investigate|sort"
     r"|format|tidy|clean|split|merge|extract|simplify|translate|document|explain|show|tell|give|list|summari[sz]e"

@@ -45,6 +45,7 @@ _EN_RULE = re.compile(
     r"|remember(?: that|:)|keep in mind(?: that)?|note that"
     r"|(?:keep|preserve|retain) (?!it\b|this\b|that\b|them\b|going|trying|up\b|on\b|me\b|in mind|doing)"
     r"|(?:whenever|every time|each time|any ?time) (?!you'?re ready|you can|possible)"
+    r"|stop (?!doing|being|trying|working|it\b|that\b)\w+ing\b"
     r"|there (?:should|must|shall) (?:be no|never|always|only|not)"
     r"|(?:no|nope|actually|wrong)[,:;!.]+\s*(?:it'?s|it is|we|the|use|that'?s|this))\b(?P<rest>.*)",
     re.IGNORECASE,
@@ -55,6 +56,7 @@ _EN_INNER = re.compile(
     r"(?!see\b|know\b|understand\b|get\b|think\b|have\b|mind\b|worry\b|care\b|remember\b|like\b|want\b|need\b"
     r"|seem\b|work\b|matter\b|bother\b|really\b|just\b|even\b|show\b|appear\b|happen\b)\w+"
     r"|(?:,|;|\band|\bbut|\bso)\s+i (?:really )?(?:don'?t|dont|do not) (?:want|need|like)\b(?! to\b)"
+    r"|(?:,|;|\bbut|\bso)\s+we (?:always|never|use|don'?t|dont|do not|prefer|only use)\b"
     r"|\b(?:must|shall)\s+(?:always|never|not|only)\b|\bshould\s+(?:always|never|only)\b"
     r"|\bthere (?:should|must|shall) (?:be no|never|always|only|not)\b"
     r"|\bmust\s+(?:be|use|go|live|stay|pass|run|have|follow|match|include|call)\b"
@@ -92,9 +94,10 @@ _TALK = re.compile(r"\b(?:never ?mind|(?:don'?t|dont|do not) worry|no worries|(?
 #: "Don't change the contents", "keep the header" while asking for a change: a guard on this
 #: task, not a rule.
 _GUARD = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not|avoid)\s+(?:\w+ing\s+)?(?:break|remove|delete|change"
-                    r"|modify|alter|rewrite|touch|edit|drop|undo|revert|lose|mess)\w*|keep|preserve|retain)\b",
+                    r"|modify|alter|rewrite|touch|edit|drop|undo|revert|lose|mess)\w*|keep|preserve|retain"
+                    r"|make sure|ensure)\b",
                     re.IGNORECASE)
-_KEEP = re.compile(_FILLER + r"(?:keep|preserve|retain)\b", re.IGNORECASE)
+_KEEP = re.compile(_FILLER + r"(?:keep|preserve|retain|make sure|ensure)\b", re.IGNORECASE)
 #: What points at the thing at hand: "don't do that", "keep it as is", "i don't like this".
 _THIS = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not)\s+\w+\s+(?:it|this|that|these|those|them|anything)\b"
                    r"|(?:keep|leave) \w+ (?:intact|as is|as-is|unchanged|alone)\b|(?:keep|preserve) [^,;]* but\b"
@@ -307,7 +310,8 @@ def _for_this_task(text: str, message: Message, listed: bool = False) -> bool:
         return False
     if _THIS.match(text):
         return True
-    # A list the person called rules may say what to keep; a request's "keep X" is about X now.
+    # A list the person called rules may say what to keep or ensure; a request's "keep X" is
+    # about X now.
     return message.task and bool(_GUARD.match(text)) and not (listed and _KEEP.match(text))
 
 
