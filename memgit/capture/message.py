@@ -47,7 +47,7 @@ _EMPHASIS = re.compile(r"(?<![^\s(\[])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z`\"'(])|(?<=[。！？；])")
 #: A line of pasted output: a log level, a stack frame, a file:line position, a lint rule id.
 _OUTPUT_LINE = re.compile(r"^\s*(?:\d+:\d+\s|at\s+\S+\s*\(|(?:error|warning|warn|info|debug|fatal|trace)\s*:"
-                          r"|\[\w+\]|\w*(?:Error|Exception|Warning):)|\S+\.\w{1,5}:\d+|\s{2,}[@\w/-]+/[\w-]+\s*$",
+                          r"|\[\w+\]|\w*(?:Error|Exception|Warning):)|\S+\.\w{1,5}:\d+",
                           re.IGNORECASE)
 _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|ai|system)\s*:)", re.IGNORECASE)
 _ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
@@ -124,6 +124,7 @@ def _bullet_next(rows: list[str], number: int) -> bool:
 
 def _shouting(line: str) -> bool:
     """A heading typed in capitals ("IMPORTANT LIMITS"), not a rule in capitals ("DO NOT X.")."""
+    if len(line) > 80 or line.rstrip().endswith((".", "!", ":")) or len(line.split()) > 8:
+        return False
     letters = [c for c in line if c.isalpha()]
-    return (len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.9 * len(letters)
-            and not line.rstrip().endswith((".", "!", ":")) and len(line.split()) <= 8)
+    return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.9 * len(letters)

@@ -28,6 +28,7 @@ from memgit.memory.anchors import extract_anchors
 
 CHAT_CAP = 4  # rules one chat message may yield
 DOCUMENT_CAP = 8  # rules one pasted document may yield
+SENTENCE_CHARS = 400  # a longer run-on is pasted text, not a rule someone typed
 
 _FILLER = (r"(?:(?:and|also|but|so|btw|by the way|ok(?:ay)?|k|please|pls|plz|oh|hey|well|like|yeah|yes"
            r"|fyi|one more thing|just|(?:my )?(?:dude|bro|mate|buddy))[,:;!.\s]+)*")
@@ -66,7 +67,7 @@ _EN_INNER = re.compile(
     r"|\bas a (?:rule|convention)\b|\bthe (?:rule|convention) is\b"
     r"|\bwithout (?:the |any |a )?(?:co-?author|generated[- ]with|signed-off|attribution)"
     r"|\bi(?:'ll| will) (?:handle|take care of|do|own) (?:the )?\w+(?: \w+)? (?:myself|part|side)\b"
-    r"|\w i(?:'ll| will) (?:handle|take care of)(?: (?:it|that|myself))?\W*$|\bleave (?:the )?\w+(?: \w+)? to me\b",
+    r"|(?<=\w )i(?:'ll| will) (?:handle|take care of)(?: (?:it|that|myself))?\W*$|\bleave (?:the )?\w+(?: \w+)? to me\b",
     re.IGNORECASE)
 _ZH_RULE = re.compile(r"(总是|始终|永远|一律|必须|务必|不要|别再|不许|禁止|记住|记得|以后|我们用|我们使用|统一用"
                       r"|不是.{1,20}而是|应该用)")
@@ -281,20 +282,30 @@ def _lead(text: str) -> str:
 
 def _is_rule(sentence: str, message: Message, reply: str) -> bool:
     text = sentence.strip()
-    if (len(text) < 8 or _HEDGE.search(text) or _TALK.search(text) or _AI_ALWAYS.search(text)
-            or _DESCRIPTION.match(text)):
+    if not 8 <= len(text) <= SENTENCE_CHARS:
         return False
-    if _UNCHECKED.search(text):
-        return True
-    if text.endswith(("?", "？")):
-        return bool(reply and _ACK.match(reply) and _CORRECTION.match(text) and _content(text) >= 3)
-    if _for_this_task(text, message):
-        return False
-    if _EN_RULE.match(text) or _EN_INNER.search(text):
-        return len(text.split()) >= 3
-    if _ZH_RULE.search(text):
-        return len(re.findall(r"[\u4e00-\u9fff]", text)) >= 5
-    return bool(reply and _ACK.match(reply) and _CORRECTION.match(text) and _content(text) >= 3)
+    question = text.endswith(("?", "？"))
+    if "how" in text.lower() and _UNCHECKED.search(text):
+        shaped = True
+    elif not question and (_EN_RULE.match(text) or (_hinted(text) and _EN_INNER.search(text))):
+        shaped = len(text.split()) >= 3
+    elif not question and _ZH_RULE.search(text):
+        shaped = len(re.findall(r"[\u4e00-\u9fff]", text)) >= 5
+    else:  # a correction the agent took: "why didn't you…?", "[[x]] doesn't create links"
+        shaped = bool(reply and _ACK.match(reply) and _CORRECTION.match(text) and _content(text) >= 3)
+        question = False
+    return (shaped and not question and not _HEDGE.search(text) and not _TALK.search(text)
+            and not _AI_ALWAYS.search(text) and not _DESCRIPTION.match(text) and not _for_this_task(text, message))
+
+
+#: Words one of `_EN_INNER`'s rules holds: a cheap test before the costly one.
+_INNER_HINTS = ("always", "never", "don't", "dont", "do not", "must", "shall", "should", "rule", "convention",
+                "without", "'ll", " will ", "leave", "we ")
+
+
+def _hinted(text: str) -> bool:
+    low = text.lower()
+    return any(hint in low for hint in _INNER_HINTS)
 
 
 def _is_listed_rule(text: str, message: Message) -> bool:

@@ -24,7 +24,8 @@ NOISE = re.compile(
     r"|(?:PreToolUse|PostToolUse|UserPromptSubmit|SessionStart)\b"
     r"|System: Please continue|Continue from where you left off"
     r"|This session is being continued from a previous conversation"
-    r"|Find the \"AI\" comments below)"
+    r"|Find the \"AI\" comments below|Called the \w+ tool with the following input|Result of calling the \w+ tool"
+    r"|\[?Tool (?:[Rr]esult|[Oo]utput|[Uu]se)\b)"
 )
 #: Phrases only injected text has, wherever they are in a turn's first lines.
 _INJECTED_PHRASE = re.compile(
