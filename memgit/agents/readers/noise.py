@@ -45,8 +45,9 @@ _PROMPT_LINE = re.compile(r"^\s*(?:Add (?:file|URL) to the chat\?|Create new fil
                           r"|Add command output to the chat\?|Attempt to fix lint errors\?)[^\n]*$\n?",
                           re.MULTILINE | re.IGNORECASE)
 #: A tool result as an export shows it: JSON that speaks of tool calls.
-_TOOL_JSON = re.compile(r"\s*[\[{].{0,300}?\"(?:tool_use_id|tool_result|tool_call_id|call_id|is_error"
-                        r"|function_call_output|toolUseResult)\"", re.DOTALL)
+_TOOL_JSON = re.compile(r"\s*[\[{].{0,300}?[\"'](?:tool_use_id|tool_result|tool_call_id|call_id|is_error"
+                        r"|function_call_output|toolUseResult|stdout|stderr|exit_code|returncode)[\"']\s*:",
+                        re.DOTALL)
 #: A skill's or a sub-agent's definition file (front matter with its name and description).
 _DEFINITION = re.compile(r"---[ \t]*\n(?=(?:.*\n){0,12}?name:)(?=(?:.*\n){0,12}?description:)")
 _HEAD_LINES = 3  # how far into a turn an injected marker is looked for
