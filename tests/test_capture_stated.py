@@ -86,6 +86,7 @@ def test_a_rule_after_a_condition_is_titled_by_the_rule(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text", [
     "keep going",
+    "keep digging into the parser",
     "ok now deploy it",
     "don't do that",
     "do not worry about the lint warnings",

@@ -44,7 +44,7 @@ _EN_RULE = re.compile(
     r"|make sure (?:to|you|that|u|we|the|all|every|each|no)"
     r"|use [^;]{1,60}? (?:instead of|rather than|not|over)"
     r"|remember(?: that|:)|keep in mind(?: that)?|note that"
-    r"|(?:keep|preserve|retain) (?!it\b|this\b|that\b|them\b|going|trying|up\b|on\b|me\b|in mind|doing)"
+    r"|(?:keep|preserve|retain) (?!it\b|this\b|that\b|them\b|up\b|on\b|me\b|in mind|\w+ing\b)"
     r"|(?:whenever|every time|each time|any ?time) (?!you'?re ready|you can|possible)"
     r"|stop (?!doing|being|trying|working|it\b|that\b)\w+ing\b"
     r"|there (?:should|must|shall) (?:be no|never|always|only|not)"
