@@ -245,6 +245,9 @@ def test_a_message_yields_a_few_rules_at_most(tmp_path: Path) -> None:
      "fix the parser"),
     ("<ide_opened_file>The user opened app.py in the IDE.</ide_opened_file>always use tabs", "always use tabs"),
     ("my hook output looks wrong, can you check", "my hook output looks wrong, can you check"),
+    ("PreToolUse hooks never fire here, check settings.json", "PreToolUse hooks never fire here, check settings.json"),
+    ("UserPromptSubmit hook success: context added", ""),
+    ("[Tool result: exit 0]", ""),
     ("---\nthat is a ruler, not a skill\n---\nkeep it", "---\nthat is a ruler, not a skill\n---\nkeep it"),
 ])
 def test_noise_near_the_start_of_a_turn(text: str, kept: str) -> None:

@@ -2,9 +2,9 @@
 reader filters the user's words through.
 
 Tools inject text as if the user had typed it: slash-command records and their caveat, hook
-output ("Stop hook feedback:"), skill bodies ("Base directory for this skill…", `<skill …>`),
-IDE notices, reminders, compaction preambles, a skill's definition file, a CLI's "System: Please continue.", Aider's
-watch-mode prompt and its "Add file to the chat?" answers. An export may put a timestamp or a
+output ("Stop hook feedback:"), skill bodies ("Base directory for this skill…", `<skill …>`) and
+definition files, IDE notices, reminders, compaction preambles, a CLI's "System: Please
+continue.", Aider's watch-mode prompt and its "Add file to the chat?" answers. An export may put a timestamp or a
 speaker line first, so the markers are looked for in the first lines of a turn, not only at
 its first character. A tool result that an export shows as JSON in the user's turn is not the
 person's either."""
@@ -18,14 +18,16 @@ NOISE = re.compile(
     r"\s*(?:<local-command-|<command-name>|<command-message>|<command-args>|<command-stdout>"
     r"|<session-start-hook>|<user-prompt-submit-hook>|<system-reminder>|<tick>|<goal>"
     r"|<environment_context>|<user_instructions>|<permissions instructions>|<INSTRUCTIONS>"
-    r"|<task-notification>|<turn_aborted>|<user_shell_command>|<ide_|<bash-input>|<bash-stdout>|<bash-stderr>|<skill[\s>-]"
+    r"|<task-notification>|<turn_aborted>|<user_shell_command>|<ide_|<bash-input>|<bash-stdout>|<bash-stderr>"
+    r"|<skill[\s>-]"
     r"|\[Request interrupted|Caveat:|# AGENTS\.md|## Memories recalled by memgit"
-    r"|Base directory for this skill|(?:Stop|SubagentStop|SessionEnd|Notification|PreCompact) hook\b"
-    r"|(?:PreToolUse|PostToolUse|UserPromptSubmit|SessionStart)\b"
+    r"|Base directory for this skill|(?:Stop|SubagentStop|SessionEnd|Notification|PreCompact|PreToolUse"
+    r"|PostToolUse|UserPromptSubmit|SessionStart)(?::\w+)? hook (?:feedback|error|success|blocking error"
+    r"|additional context)"
     r"|System: Please continue|Continue from where you left off"
     r"|This session is being continued from a previous conversation"
     r"|Find the \"AI\" comments below|Called the \w+ tool with the following input|Result of calling the \w+ tool"
-    r"|\[?Tool (?:[Rr]esult|[Oo]utput|[Uu]se)\b)"
+    r"|\[Tool (?:[Rr]esult|[Oo]utput|[Uu]se)\b[^\]]*\]|Tool (?:[Rr]esult|[Oo]utput):)"
 )
 #: Phrases only injected text has, wherever they are in a turn's first lines.
 _INJECTED_PHRASE = re.compile(
