@@ -70,6 +70,7 @@ def said(tmp_path: Path, text: str, reply: str = "Done.") -> list[str]:
     ("you're on yarn again, we use pnpm here", "You're on yarn again, we use pnpm here"),
     ("stop adding print statements to the handlers", "Stop adding print statements to the handlers"),
     ("ok cool. btw don't use emojis in commit messages", "Don't use emojis in commit messages"),
+    ("IMPORTANT: never commit the generated client", "Never commit the generated client"),
 ])
 def test_a_rule_said_in_passing(tmp_path: Path, text: str, title: str) -> None:
     assert said(tmp_path, text) == [title]

@@ -31,7 +31,8 @@ DOCUMENT_CAP = 8  # rules one pasted document may yield
 SENTENCE_CHARS = 400  # a longer run-on is pasted text, not a rule someone typed
 
 _FILLER = (r"(?:(?:and|also|but|so|btw|by the way|ok(?:ay)?|k|please|pls|plz|oh|hey|well|like|yeah|yes"
-           r"|fyi|one more thing|just|(?:my )?(?:dude|bro|mate|buddy))[,:;!.\s]+)*")
+           r"|fyi|one more thing|just|(?:my )?(?:dude|bro|mate|buddy)|important|critical|reminder|note|ps)"
+           r"[,:;!.\s]+)*")
 _EN_RULE = re.compile(
     _FILLER + r"(?P<rule>"
     r"always|never|don'?t|dont|do not|avoid|from now on|going forward|henceforth"
@@ -134,7 +135,7 @@ _CONVENTIONS_INTRO = re.compile(
     r"|remember)\b.*\b(?:conventions?|rules|guidelines|style ?guide|coding standards?)\b", re.IGNORECASE)
 _REMEMBER_PREFIX = re.compile(
     r"^(?:(?:and|also|but|so|btw|by the way|ok(?:ay)?|k|please|pls|plz|oh|hey|well|like|yeah|yes|fyi|just"
-    r"|(?:my )?(?:dude|bro|mate|buddy)"
+    r"|(?:my )?(?:dude|bro|mate|buddy)|important|critical|reminder|ps"
     r"|one more thing|remember(?: that)?|keep in mind(?: that)?|note that|no|nope|actually|wrong)[,:;!.\s]+)+"
     r"|^(?:记住|记得)[：:，,\s]*", re.IGNORECASE)
 _COMMON = {"the", "and", "not", "don", "dont", "never", "always", "please", "you", "for", "with", "this", "that"}
