@@ -10,6 +10,7 @@ never sentences."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -97,8 +98,8 @@ def read_message(text: str) -> Message:
         bullet = _BULLET.match(line)
         body = _EMPHASIS.sub(r"\2", line[bullet.end():] if bullet else line).strip()
         bullets += bool(bullet)
-        task = task or bool(_TASK.match(body))
         if body.endswith(":") and len(body.split()) <= 8:
+            task = task or bool(_TASK.match(body))
             header, group, under = body, group + 1, 0
             continue
         if not bullet and header and under and units[-1].bullet:
@@ -106,6 +107,7 @@ def read_message(text: str) -> Message:
         for sentence in _SENTENCE.split(body):
             if sentence.strip():
                 units.append(Unit(sentence.strip(), header, group, len(units), bool(bullet)))
+                task = task or bool(_TASK.match(units[-1].text))
                 under += 1
     long = len(text) >= DOCUMENT_CHARS
     return Message(
@@ -119,7 +121,7 @@ def read_message(text: str) -> Message:
 
 def _bullet_next(rows: list[str], number: int) -> bool:
     """Whether the next line that is not blank, after `number`, is a list item."""
-    return next((bool(_BULLET.match(row)) for row in rows[number + 1:] if row.strip()), False)
+    return next((bool(_BULLET.match(row)) for row in itertools.islice(rows, number + 1, None) if row.strip()), False)
 
 
 def _shouting(line: str) -> bool:
