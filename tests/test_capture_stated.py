@@ -71,6 +71,8 @@ def said(tmp_path: Path, text: str, reply: str = "Done.") -> list[str]:
     ("stop adding print statements to the handlers", "Stop adding print statements to the handlers"),
     ("ok cool. btw don't use emojis in commit messages", "Don't use emojis in commit messages"),
     ("IMPORTANT: never commit the generated client", "Never commit the generated client"),
+    ("in future, run the linter before you hand back", "In future, run the linter before you hand back"),
+    ("fyi i'm on windows so give me powershell commands", "I'm on windows so give me powershell commands"),
 ])
 def test_a_rule_said_in_passing(tmp_path: Path, text: str, title: str) -> None:
     assert said(tmp_path, text) == [title]
@@ -131,6 +133,13 @@ def test_a_question_that_corrects_the_agent_counts_when_the_agent_takes_it(tmp_p
     assert said(tmp_path, question, "You're right, I missed it. Adding it now.") == [
         "Why didn't you add the new flag to the --help text?"]
     assert said(tmp_path, question, "The help text is generated from the parser.") == []
+
+
+def test_a_question_that_is_a_correction(tmp_path: Path) -> None:
+    question = "shouldn't this go through the retry_policy helper?"
+    assert said(tmp_path, question, "Good point — switching to retry_policy.") == [
+        "Shouldn't this go through the retry_policy helper?"]
+    assert said(tmp_path, question, "It could, but the helper retries on 4xx too.") == []
 
 
 def test_a_wrong_claim_about_the_code_corrected(tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ _FILLER = (r"(?:(?:and|also|but|so|btw|by the way|ok(?:ay)?|k|please|pls|plz|oh|
            r"[,:;!.\s]+)*")
 _EN_RULE = re.compile(
     _FILLER + r"(?P<rule>"
-    r"always|never|don'?t|dont|do not|avoid|from now on|going forward|henceforth"
+    r"always|never|don'?t|dont|do not|avoid|from now on|going forward|henceforth|in (?:the )?future|next time"
+    r"|for future reference|(?:i'?m|we'?re|i am|we are) (?:on|using) (?:windows|macos|mac|linux|wsl|ubuntu)"
     r"|in this (?:repo|repository|project|codebase)"
     r"|we (?:always|never|use|don'?t|dont|do not|prefer|require|target|support|deploy|pin|run on|only|keep"
     r"|name|put|store|write)"
@@ -75,6 +76,7 @@ _ZH_RULE = re.compile(r"(总是|始终|永远|一律|必须|务必|不要|别再
 #: A correction: the agent got something wrong, the person says what is right.
 _CORRECTION = re.compile(
     _FILLER + r"(?:why (?:didn'?t|did not|did|don'?t|do|are|aren'?t|would|wouldn'?t|haven'?t) you\b"
+    r"|shouldn'?t (?:this|that|it|we|you)\b|isn'?t (?:it|this|that) supposed to\b"
     r"|(?=[^ ]*(?:[^\w\s]|(?-i:[a-z][A-Z])|_))[^\s]+(?: [^\s]+){0,3} (?:doesn'?t|does not|don'?t"
     r"|do not|isn'?t|is not|won'?t|can'?t|cannot) (?:create|support|exist|accept|allow|take|return|make"
     r"|produce|generate|render|mean|count|belong|apply|go)\b)", re.IGNORECASE)
@@ -84,7 +86,8 @@ _UNCHECKED = re.compile(r"\bhow (?:can|could|do) you (?:say|claim|tell|know|conc
 #: How an agent's reply starts when it takes a correction.
 _ACK = re.compile(r"\W*(?:you'?re (?:absolutely |totally |completely |quite )?right|you are (?:absolutely )?right"
                   r"|good (?:catch|point|call)|my (?:mistake|bad|apologies)|(?:i )?apologi[sz]e|sorry|fair point"
-                  r"|oops|ah,? (?:right|yes|good)|correct[,.!]|right[,.!—-]|got it)", re.IGNORECASE)
+                  r"|oops|ah,? (?:right|yes|good|i see)|correct[,.!]|right[,.!—-]|got it|understood|indeed"
+                  r"|that'?s right|thanks for (?:the correction|catching)|i stand corrected|i was wrong)", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(maybe|perhaps|i think|i guess|i suppose|not sure|might|probably|i wonder|could we"
                     r"|would it be|is it possible)\b|可能|也许|好像|不确定", re.IGNORECASE)
 #: Sentences that start like a rule but are talk ("never mind", "no, it's fine") or hold only
