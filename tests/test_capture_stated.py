@@ -221,6 +221,12 @@ def test_another_agents_role_prompt_pasted_in_yields_nothing(tmp_path: Path) -> 
     assert said(tmp_path, headless) == []
 
 
+def test_the_agents_plan_handed_back_is_not_the_persons(tmp_path: Path) -> None:
+    plan = ("Implement the following plan:\n\n# Plan: paging\n\n- Add `page` to list_items()\n"
+            "- Never return more than 100 rows\n- Don't touch the v1 routes\n")
+    assert said(tmp_path, plan) == []
+
+
 def test_a_pasted_spec_keeps_only_its_rules_about_the_code(tmp_path: Path) -> None:
     spec = ("# Billing service: build specification\n\n## 1. Goal\nBill customers monthly through "
             "`billing/gateway.py`.\n" + "Background on pricing and the market. " * 30 + "\n\n"

@@ -35,7 +35,7 @@ class Message:
     units: tuple[Unit, ...]
     role_prompt: bool = False  # another agent's instructions ("You are a …")
     document: bool = False  # long, with headings or many list items
-    quoted: bool = False  # mostly quoted lines: someone else's words
+    quoted: bool = False  # mostly quoted lines, or the agent's own plan: someone else's words
     task: bool = False  # asks for work to be done now
 
 
@@ -51,6 +51,8 @@ _OUTPUT_LINE = re.compile(r"^\s*(?:\d+:\d+\s|at\s+\S+\s*\(|(?:error|warning|warn
                           r"|\[\w+\]|\w*(?:Error|Exception|Warning):)|\S+\.\w{1,5}:\d+",
                           re.IGNORECASE)
 _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|ai|system)\s*:)", re.IGNORECASE)
+#: A plan the agent wrote, handed back as the user's message when it is approved.
+_AGENT_PLAN = re.compile(r"\s*Implement the following plan\s*:", re.IGNORECASE)
 _ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
                    r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE | re.MULTILINE)
 _TASK = re.compile(
@@ -114,7 +116,7 @@ def read_message(text: str) -> Message:
         text, tuple(units),
         role_prompt=len(text) >= 300 and bool(_ROLE.search("\n".join(text.lstrip().splitlines()[:3]))),
         document=long and (headings >= 3 or bullets >= 10),
-        quoted=lines >= 3 and quoted * 2 > lines,
+        quoted=(lines >= 3 and quoted * 2 > lines) or bool(_AGENT_PLAN.match(text)),
         task=task,
     )
 
