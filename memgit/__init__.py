@@ -32,6 +32,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from memgit.distribution import version  # reads the installed metadata: only when asked
+
+        return version() or "0+unknown"
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'memgit' has no attribute {name!r}")

@@ -426,11 +426,19 @@ class Memgit:
 
         return captures.load_pending(self.workspace, ref)
 
-    def drop_capture(self, proposal_id: str) -> None:
-        """Forget a pending capture proposal."""
+    def apply_pending_capture(self, ref: str, *, branch: str | None = None) -> dict[str, Any]:
+        """Apply a pending capture proposal (by id or unique prefix) as `apply_capture` does
+        (`branch=""`: `memory/capture-<id>`) and set it aside; applying it again is an error
+        that says so."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
 
-        captures.drop_pending(self.workspace, proposal_id)
+        return captures.apply_pending(self.workspace, ref, branch=branch)
+
+    def drop_capture(self, ref: str) -> str:
+        """Set a pending capture proposal aside without applying it; its id."""
+        from memgit.capture import captures  # only this verb needs it: a cold recall stays light
+
+        return captures.drop_pending(self.workspace, ref)
 
     # -- recall: the index hangs here -----------------------------------------------------
 

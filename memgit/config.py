@@ -5,8 +5,8 @@ A setting has a section and a key (`[recall] k`). Sources, the later winning:
 1. `.memory/config.toml` — committed, shared by the team, and so written by whoever can push
    a branch. Plain data settings (k, weights, budgets, `embedder = "minilm"` / `"none"`) are
    read from it; a setting that names code or a command is *not* (see `CODE_SETTINGS`): an
-   embedder plug-in (`module:attr`, `onnx:PATH` outside the repository) or `[capture]
-   command`. Checking out a branch to review it must not run the branch's code, as git never
+   embedder plug-in (`module:attr`, `onnx:PATH` outside the repository), `[capture]
+   command` or `[capture] llm_command`. Checking out a branch to review it must not run the branch's code, as git never
    clones hooks or `core.*` commands. Such a setting is ignored with a warning (once per
    process) that says where to set it instead, and `memgit lint` reports it.
 2. the user's own file, `$XDG_CONFIG_HOME/memgit/config.toml` (`~/.config/memgit/config.toml`).
@@ -39,7 +39,8 @@ DEFAULT_TOML = """\
 # by the clone's git config (git config memgit.index.embedder none; '-' for '_'), or by an
 # environment variable MEMGIT_<SECTION>_<KEY>, e.g. MEMGIT_INDEX_EMBEDDER=none.
 # Settings that run code are read only from those: an embedder plug-in ("module:attr", or
-# "onnx:PATH" outside this repository) and [capture] command are ignored here, with a warning.
+# "onnx:PATH" outside this repository), [capture] command and [capture] llm_command are
+# ignored here, with a warning.
 
 [memory]
 # token_budget = 300        # max approximate tokens in a memory body ('remember --force' overrides)
@@ -87,10 +88,14 @@ DEFAULT_TOML = """\
 # "none" turns off the session-end capture. The command that replaces memgit's own
 # ('command = ...') is read only from your machine (MEMGIT_CAPTURE_COMMAND, git config
 # memgit.capture.command, ~/.config/memgit/config.toml), never from this file.
+# The judge that vets capture's candidates ('llm_command = "claude -p"', "llm -m MODEL",
+# "codex exec", "ollama run MODEL", or a command speaking memgit's JSON protocol) likewise:
+# MEMGIT_CAPTURE_LLM_COMMAND, git config memgit.capture.llm-command, or your own file.
+# llm_timeout = 120         # seconds the judge may take; past it the rules' proposal is kept
 """
 
 #: Settings that name code or a command: honoured only from the user's machine.
-CODE_SETTINGS = ("index_embedder", "capture_command")
+CODE_SETTINGS = ("index_embedder", "capture_command", "capture_llm_command")
 #: Values of those settings that run nothing.
 _OFF = ("", "none", "off", "false")
 
@@ -128,6 +133,8 @@ class Config:
     reflect_pin_sessions: int = 3
     reflect_unpin_days: int = 90
     capture_command: str = ""
+    capture_llm_command: str = ""
+    capture_llm_timeout: int = 120
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     ignored: tuple[str, ...] = field(default=(), compare=False)
 
@@ -276,7 +283,7 @@ def _trusted(name: str, value: Any, root: Path) -> Ignored | str | None:
     text = str(value).strip()
     if text.lower() in _OFF:
         return None
-    if name == "capture_command":
+    if name in ("capture_command", "capture_llm_command"):
         return Ignored(section, key, value, "runs a command")
     if text.lower() == "minilm" or ":" not in text:
         return None  # the bundled model, or a name load_embedder refuses anyway
@@ -325,6 +332,7 @@ _RANGES = (
     ("inject_per_memory", 1, 1_000_000),
     ("inject_min_score", 0.0, 1.0),
     ("memory_token_budget", 1, 1_000_000),
+    ("capture_llm_timeout", 1, 3600),
 )
 
 

@@ -1,6 +1,6 @@
 """`memgit mcp`: the memory store served to agents over MCP (stdio).
 
-The only module that imports the MCP SDK (`pip install 'memgit[mcp]'`). Every tool calls the
+The only module that imports the MCP SDK (`pip install 'memgit-agent[mcp]'`). Every tool calls the
 same `Memgit` method as the CLI command of the same name; a `MemgitError` comes back as an MCP
 tool error with the CLI's message, so a bad call never stops the server. One `Memgit` stays
 open for the server's life: the index (and embedder) are loaded once, and a recall costs only
@@ -37,8 +37,16 @@ def _sdk() -> tuple[Any, Any, Any]:
         from mcp.server.mcpserver import MCPServer  # the MCP SDK only under `memgit mcp`
         from mcp.server.mcpserver.exceptions import ToolError  # the MCP SDK only under `memgit mcp`
         from pydantic import Field  # the MCP SDK only under `memgit mcp`
-    except ImportError:
-        raise MemgitError("the MCP server needs the MCP SDK: pip install 'memgit[mcp]'") from None
+    except ImportError as exc:
+        from memgit.distribution import clash  # only when the SDK is missing
+
+        # Another package's `memgit` in this environment pins an older SDK: say so rather than
+        # suggest an install that would not last.
+        problem = clash()
+        if problem:
+            raise MemgitError(f"the MCP server cannot load the MCP SDK ({exc}): {problem}") from None
+        raise MemgitError("the MCP server needs the MCP SDK: pip install 'memgit-agent[mcp]' "
+                          "(with pipx: pipx install 'memgit-agent[mcp]')") from None
     return MCPServer, ToolError, Field
 
 
@@ -184,16 +192,37 @@ def build(mem: "Memgit") -> "MCPServer":
         found = mem.reflect(only=only).reflection
         return {**found.to_dict(), "diff": found.diff()}
 
+    @tool
+    def pending_captures() -> dict[str, Any]:
+        """Memories proposed from earlier sessions' transcripts (by memgit's capture rules, and a
+        judge model if the user set one), waiting to be accepted: each proposal's id and memories."""
+        return {"pending": [{
+            "id": item.get("id"), "created": item.get("created"), "session_id": item.get("session_id"),
+            "memories": [{key: c.get(key) for key in ("kind", "title", "body", "source")}
+                         for c in item["candidates"] if isinstance(c, dict)],
+            **({"judge": item["judge"]} if item.get("judge") else {}),
+        } for item in mem.pending_captures()]}
+
+    @tool
+    def apply_capture(
+        id: Annotated[str, Field(min_length=1, description="A pending proposal's id (or a unique prefix), as "
+                                                            "`pending_captures` lists it.")],
+        drop: Annotated[bool, Field(description="Set the proposal aside instead of applying it.")] = False,
+    ) -> dict[str, Any]:
+        """Accept a pending capture proposal: its memory files are written and staged (not committed)
+        for the user to review with their work. With `drop`, set it aside unapplied."""
+        if drop:
+            return {"id": mem.drop_capture(id), "dropped": True}
+        result = mem.apply_pending_capture(id)
+        return {"id": result["id"], "written": result["written"], "staged": bool(result["written"])}
+
     return server
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # only for the version
+    from memgit.distribution import version  # reads the installed metadata: only for the server's version
 
-    try:
-        return version("memgit")
-    except PackageNotFoundError:
-        return ""
+    return version() or ""
 
 
 def serve(path: str | Path = ".", memory_dir: str | None = None) -> None:

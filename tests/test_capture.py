@@ -375,7 +375,7 @@ def test_llm_command_rewrites_and_vetoes(store: Path, tmp_path: Path) -> None:
     titles = [c["title"] for c in data["candidates"]]
     assert "We use ruff format, not black" not in titles
     assert titles[0] == "Open pull requests; never push to main"
-    assert any(d["reason"] == "vetoed by --llm-cmd: obvious" for d in data["dropped"])
+    assert any(d["reason"] == "vetoed by the judge: obvious" for d in data["dropped"])
     broken = run(store, "capture", str(CLAUDE), "--llm-cmd", f"{sys.executable} -c 'print(1)'")
     assert broken.exit_code == 1 and "did not answer with JSON" in broken.stderr
 

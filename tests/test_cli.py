@@ -169,7 +169,8 @@ def test_python_dash_m_and_help_imports_little(tmp_path: Path) -> None:
 
 
 def test_version() -> None:
-    assert run("--version").stdout.startswith("memgit, version ")
+    """The distribution's name (memgit-agent), not the command's: `memgit` on the index is another project."""
+    assert run("--version").stdout.startswith("memgit-agent ")
 
 
 def test_outside_a_repo_with_memory_dir_write_fails_clearly(tmp_path: Path) -> None:

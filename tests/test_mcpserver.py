@@ -17,7 +17,8 @@ pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-TOOLS = {"recall", "remember", "show", "forget", "list_topics", "checkpoint", "resume", "reflect"}
+TOOLS = {"recall", "remember", "show", "forget", "list_topics", "checkpoint", "resume", "reflect",
+         "pending_captures", "apply_capture"}
 
 
 def session(repo: Path, steps: Any) -> Any:

@@ -22,7 +22,7 @@ def test_wheel_carries_templates_and_tokenizer(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("memgit-*.whl")
+    (wheel,) = tmp_path.glob("memgit_agent-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "memgit/_templates/memory.md" in names
     assert "memgit/data/tokenizer.json" in names

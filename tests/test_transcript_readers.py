@@ -37,7 +37,7 @@ def codex_run(output: str) -> list[dict[str, object]]:
 
 
 def test_every_reader_module_is_in_the_registry() -> None:
-    shared = {"reader", "noise", "exitcode", "toolcall"}
+    shared = {"reader", "noise", "exitcode", "toolcall", "questions"}
     modules = {m.name for m in pkgutil.iter_modules(readers.__path__)} - shared
     assert modules == {r.__name__.rpartition(".")[2] for r in transcripts.READERS}  # type: ignore[attr-defined]
     assert len({r.FORMAT for r in transcripts.READERS}) == len(transcripts.READERS)

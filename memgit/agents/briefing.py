@@ -8,14 +8,19 @@
 
 Memories the session already holds (`memgit.agents.known`) are never given twice; the text never
 exceeds the agents' 10,000-character cap for hook output.
+
+At session start, capture proposals an earlier session's end left pending (`memgit capture
+--pending`) are named in a few lines (`pending_note`) with the one command that accepts one, so
+the agent or the user can take or drop them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import json
+from typing import TYPE_CHECKING, Any, Sequence
 
 from memgit.agents import checkpoint, taskid
-from memgit.git import repostate
+from memgit.git import localstate, repostate
 from memgit.index.workspace import Workspace
 from memgit.recall import ask
 from memgit.recall.hit import Hit
@@ -25,6 +30,10 @@ if TYPE_CHECKING:
     from memgit.memory.format import Memory
 
 MAX_CHARS = 9_500  # the agents cap hook output at 10,000 characters
+PENDING_SHOWN = 3  # proposals named at session start (the rest are counted)
+TITLES_SHOWN = 3  # titles named per proposal
+ACCEPT = ("Accept one (written and staged, not committed) with `memgit capture --pending ID --apply`, "
+          "drop it with `--drop`, or read it first with `memgit capture --pending ID`.")
 
 
 def _hit(ws: Workspace, memory: "Memory") -> Hit:
@@ -133,3 +142,40 @@ def resume(
     if not given.parts and not given.reason:
         given = Injection((), (), 0, reason=f"no checkpoint and nothing relevant for task {task}")
     return given
+
+
+def pending_note(ws: Workspace) -> str:
+    """A few lines naming the capture proposals waiting in `<git-dir>/memgit/capture/` (count,
+    ids, first titles) and the command that accepts one; "" when none waits."""
+    if ws.repo is None:
+        return ""
+    folder = localstate.captures(ws.repo.git_dir)
+    found: list[dict[str, Any]] = []
+    for path in folder.glob("*.json") if folder.is_dir() else ():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("candidates"), list) and data["candidates"]:
+            found.append(data)
+    if not found:
+        return ""
+    found.sort(key=lambda d: str(d.get("created", "")), reverse=True)
+    total = sum(len(d["candidates"]) for d in found)
+    head = (f"## memgit: {len(found)} capture proposal{'s' if len(found) > 1 else ''} from earlier sessions "
+            f"({total} memor{'ies' if total > 1 else 'y'}) wait{'' if len(found) > 1 else 's'} for review")
+    lines = [head, ""]
+    for data in found[:PENDING_SHOWN]:
+        titles = [_short(c.get("title")) for c in data["candidates"] if isinstance(c, dict)]
+        more = len(titles) - TITLES_SHOWN
+        named = "; ".join(titles[:TITLES_SHOWN]) + (f"; +{more} more" if more > 0 else "")
+        lines.append(f"- {data.get('id')}: {named}")
+    if len(found) > PENDING_SHOWN:
+        lines.append(f"- and {len(found) - PENDING_SHOWN} more: `memgit capture --pending` lists them")
+    lines += ["", ACCEPT]
+    return "\n".join(lines) + "\n"
+
+
+def _short(title: Any, limit: int = 70) -> str:
+    text = " ".join(str(title or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

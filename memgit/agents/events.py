@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 
 #: Tools whose input names a file they change.
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "StrReplace", "apply_patch", "write_file",
-              "replace"}
+              "replace", "edit", "write"}
 #: Tools that look at files or the web without changing anything.
-READ_TOOLS = {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch"}
-SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "exec", "Shell", "run_shell_command"}
+READ_TOOLS = {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "read_file", "read_many_files", "glob",
+              "grep_search", "search_file_content", "list_directory", "web_fetch", "google_web_search", "read",
+              "grep", "find", "ls"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "exec", "Shell", "run_shell_command", "bash"}
 #: Tools that hand part of the work to a sub-agent.
-DELEGATE_TOOLS = {"Task", "Agent"}
+DELEGATE_TOOLS = {"Task", "Agent", "invoke_agent"}
 
 
 def action_of(tool: str) -> str:

@@ -33,7 +33,8 @@ def capture_command(ws: Workspace) -> str:
     """The extractor's command line ("" when turned off), from the user's own settings only:
     `memgit.config` leaves a committed `[capture] command` out."""
     value = ws.config.capture_command.strip()
-    if value.lower() in ("none", "off", "false"):
+    if value.lower() in ("none", "off", "false") or os.environ.get("MEMGIT_JUDGE"):
+        # An agent CLI run as capture's judge (`memgit.capture.judge`) is no session to capture.
         return ""
     return value or f"{launch.command('memgit', 'capture', '--from-hook')} {{transcript}}"
 

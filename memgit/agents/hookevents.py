@@ -52,7 +52,8 @@ def handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict
             state.known = []  # the compaction took them out of the agent's context
         given = briefing.session_start(ws, task=state.task, known=state.known, compact=source == "compact")
         state.add([h.id for h in given.hits])
-        out = given.text
+        note = "" if source == "compact" else briefing.pending_note(ws)
+        out = given.text + ("\n" if given.text and note else "") + note
     elif event == "user-prompt":
         prompt = str(payload.get("prompt") or "")
         if prompt.strip():

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from memgit.agents.events import Transcript
-from memgit.agents.readers import aider, chat, claude, codex, cursor
+from memgit.agents.readers import aider, chat, claude, codex, cursor, export, gemini, pi
 from memgit.agents.readers.reader import Head, Lines, Reader, head_of
 from memgit.agents.sessionfiles import open_regular, read_tail
 from memgit.errors import MemgitError
 
-READERS: tuple[Reader, ...] = (codex, claude, cursor, aider, chat)
+READERS: tuple[Reader, ...] = (codex, gemini, pi, claude, export, cursor, aider, chat)
 MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is not a transcript
 HEAD_BYTES = 8192  # what `read` sniffs at least…
 HEAD_LINES = 5  # …and further, until this many whole lines are in it (or the file ends),

@@ -8,7 +8,9 @@ proposal under `<git-dir>/memgit/capture/` for `memgit capture --pending` and ne
 loudly.
 
 Cleaning, in order: secrets are redacted with a marker (a candidate that is mostly a secret is
-dropped), an optional `--llm-cmd` may rewrite or veto candidates, then candidates the store
+dropped), an optional judge (`[capture] llm_command` or `--llm-cmd`, `memgit.capture.judge`)
+may rewrite or veto candidates — when a configured judge fails, the rules' candidates are kept
+and the proposal says so — then candidates the store
 already knows are dropped — exactly the same text (the index's `same_text`), the same thing in
 other words (the duplicate detector `memgit reflect` uses, `memgit.reflect.duplicates`), or most of the
 candidate's words already in one memory (a conservative overlap check for a short restatement
@@ -29,6 +31,7 @@ from typing import Any, Callable
 from memgit.agents import transcripts
 from memgit.capture import judge
 from memgit.capture.extract import Candidate, extract, fit
+from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
@@ -56,6 +59,8 @@ class CaptureProposal:
     known: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, existing id)
     dropped: list[tuple[Candidate, str]] = field(default_factory=list)  # (candidate, reason)
     redacted: int = 0
+    #: What the optional judge (`memgit.capture.judge`) did, or why it failed; "" without one.
+    judge: str = ""
     #: The store's active memories (id, path, last update) when the memories were planned.
     basis: tuple[tuple[str, str, str], ...] | None = None
 
@@ -72,7 +77,7 @@ class CaptureProposal:
                 "candidates": [entry(c, m) for c, m in zip(self.candidates, self.memories)],
                 "known": [dict(c.to_dict(), duplicate_of=mid) for c, mid in self.known],
                 "dropped": [dict(c.to_dict(), reason=why) for c, why in self.dropped],
-                "redacted": self.redacted}
+                "redacted": self.redacted, **({"judge": self.judge} if self.judge else {})}
 
 
 def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> CaptureProposal:
@@ -89,10 +94,18 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> C
     proposal = CaptureProposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,
                         transcript.skipped, [])
     clean = _redact_all(found, proposal)
-    if llm_cmd:
-        clean, vetoed = judge.ask(llm_cmd, clean, str(path))
-        proposal.dropped.extend(vetoed)
-        clean = [fit(c) for c in _redact_all(clean, proposal)]
+    command = llm_cmd if llm_cmd is not None else ws.config.capture_llm_command
+    if judge.wanted(command) and clean:
+        try:
+            clean, vetoed, proposal.judge = judge.ask(command, clean, transcript, redact,
+                                                      timeout=ws.config.capture_llm_timeout)
+        except MemgitError as exc:
+            if llm_cmd is not None:  # asked for on the command line: say so, write nothing
+                raise MemgitError(f"{exc}; nothing was written") from None
+            proposal.judge = f"the judge failed ({exc}); the rules' candidates are kept unjudged"
+        else:
+            proposal.dropped.extend(vetoed)
+            clean = [fit(c) for c in _redact_all(clean, proposal)]
     plan(ws, proposal, clean)
     return proposal
 

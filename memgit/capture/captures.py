@@ -53,6 +53,8 @@ def render(ws: Workspace, proposal: CaptureProposal) -> str:
         lines += [f"- line {c.evidence[0]}: {why}" for c, why in proposal.dropped]
     if proposal.redacted:
         lines += ["", f"{proposal.redacted} likely secret(s) replaced by `[secret redacted]`."]
+    if proposal.judge:
+        lines += ["", f"Judge: {proposal.judge}."]
     lines += ["", "Nothing was written." if n else ""]
     return "".join(parts) + "\n".join(lines).rstrip() + "\n"
 
@@ -93,6 +95,12 @@ def _folder(ws: Workspace) -> Path:
     return localstate.captures(ws.writer.repo().git_dir)
 
 
+def _done(ws: Workspace) -> Path:
+    """Where a proposal applied or dropped leaves a note (`done/<id>.json`), so that taking it
+    twice says what happened instead of "not found"."""
+    return _folder(ws) / "done"
+
+
 def save_pending(ws: Workspace, proposal: CaptureProposal) -> Path:
     path = _folder(ws) / f"{proposal.id}.json"
     data = proposal.to_dict(ws.rel_path)
@@ -101,27 +109,37 @@ def save_pending(ws: Workspace, proposal: CaptureProposal) -> Path:
     return path
 
 
-def pending(ws: Workspace) -> list[dict[str, Any]]:
-    """The proposals the session-end hook left, newest first."""
-    folder = _folder(ws)
+def _read(folder: Path) -> list[dict[str, Any]]:
     out = []
     for path in folder.glob("*.json") if folder.is_dir() else ():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and isinstance(data.get("candidates"), list):
+        if isinstance(data, dict):
             out.append(data)
+    return out
+
+
+def pending(ws: Workspace) -> list[dict[str, Any]]:
+    """The proposals the session-end hook left, newest first."""
+    out = [d for d in _read(_folder(ws)) if isinstance(d.get("candidates"), list)]
     return sorted(out, key=lambda d: str(d.get("created", "")), reverse=True)
 
 
 def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
     """A pending proposal by id (or unique id prefix), planned again against the store."""
-    matches = [d for d in pending(ws) if str(d.get("id", "")).startswith(ref.strip())] if ref.strip() else []
+    ref = ref.strip()
+    waiting = pending(ws)
+    matches = [d for d in waiting if str(d.get("id", "")).startswith(ref)] if ref else []
     if len(matches) != 1:
-        found = ", ".join(str(d.get("id")) for d in pending(ws)) or "none"
-        raise MemgitError(f"no single pending proposal {ref!r} (pending: {found}); "
-                          "see 'memgit capture --pending'")
+        done = [d for d in _read(_done(ws)) if ref and str(d.get("id", "")).startswith(ref)]
+        if not matches and len(done) == 1:
+            raise MemgitError(_already(done[0]))
+        found = ", ".join(str(d.get("id")) for d in waiting) or "none"
+        what = "more than one" if matches else "no"
+        raise MemgitError(f"{what} pending capture proposal matches {ref!r} (pending: {found}); "
+                          "'memgit capture --pending' lists them")
     data = matches[0]
     candidates = [Candidate(c["kind"], c["title"], c["body"], c["source"], float(c["confidence"]),
                             tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
@@ -129,13 +147,50 @@ def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
                   for c in data["candidates"]]
     proposal = CaptureProposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
                         str(data.get("session_id", "")), int(data.get("lines", 0)),
-                        int(data.get("skipped_lines", 0)), [])
+                        int(data.get("skipped_lines", 0)), [], judge=str(data.get("judge", "")))
     plan(ws, proposal, candidates)
     return proposal
 
 
-def drop_pending(ws: Workspace, proposal_id: str) -> None:
+def _already(note: dict[str, Any]) -> str:
+    written = note.get("written") or []
+    if note.get("done") == "applied":
+        where = f"on branch {note['branch']}" if note.get("branch") else "staged"
+        return (f"capture proposal {note.get('id')} was already applied at {note.get('time')} ({where}: "
+                f"{', '.join(map(str, written)) or 'nothing new'}); there is nothing left to apply")
+    return f"capture proposal {note.get('id')} was dropped at {note.get('time')}; nothing to apply"
+
+
+def apply_pending(ws: Workspace, ref: str, *, branch: str | None = None) -> dict[str, Any]:
+    """Apply the pending proposal `ref` as `apply` does (`branch=""`: `memory/capture-<id>`),
+    then set it aside as applied."""
+    proposal = load_pending(ws, ref)
+    result = apply(ws, proposal, branch=(branch or f"memory/capture-{proposal.id}") if branch is not None else None)
+    _set_aside(ws, proposal.id, "applied", result)
+    return dict(result, id=proposal.id)
+
+
+def drop_pending(ws: Workspace, ref: str) -> str:
+    """Set the pending proposal `ref` aside unapplied; its id. The session-end hook does not
+    propose its memories again."""
+    proposal = load_pending(ws, ref)
+    _set_aside(ws, proposal.id, "dropped", {"titles": [c.title for c in proposal.candidates]})
+    return proposal.id
+
+
+def _set_aside(ws: Workspace, proposal_id: str, done: str, details: dict[str, Any]) -> None:
+    note = {"id": proposal_id, "done": done, "time": localstate.stamp(), **details}
+    localstate.replace(_done(ws) / f"{proposal_id}.json", json.dumps(note, ensure_ascii=False, indent=1))
     (_folder(ws) / f"{proposal_id}.json").unlink(missing_ok=True)
+
+
+def _dropped_titles(ws: Workspace, proposal_id: str) -> set[str]:
+    path = _done(ws) / f"{proposal_id}.json"
+    try:
+        note = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return set(note.get("titles") or ()) if isinstance(note, dict) and note.get("done") == "dropped" else set()
 
 
 def from_hook(open_workspace: Callable[[], Workspace], transcript: str, start: str = ".") -> int:
@@ -152,10 +207,15 @@ def from_hook(open_workspace: Callable[[], Workspace], transcript: str, start: s
         ws = open_workspace()
         git_dir = ws.writer.repo().git_dir
         proposal = propose(ws, transcript)
+        refused = _dropped_titles(ws, proposal.id)  # the session went on after its proposal was dropped
+        if refused:
+            kept = [(c, m) for c, m in zip(proposal.candidates, proposal.memories) if c.title not in refused]
+            proposal.candidates, proposal.memories = [c for c, _ in kept], [m for _, m in kept]
         if proposal.memories:
             save_pending(ws, replace(proposal))
         _log(git_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
                       f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
+                      + (f"; {proposal.judge}" if proposal.judge else "")
                       + (f"; see 'memgit capture --pending {proposal.id}'" if proposal.memories else ""))
         return len(proposal.memories)
     except BaseException as exc:  # noqa: BLE001 - a hook fails open, whatever happened

@@ -1,52 +1,252 @@
-"""An optional judge for capture's candidates: a command the user named on their own machine,
-sent the redacted candidates as JSON on stdin, answering which to keep and how to word them."""
+"""An optional judge for capture's candidates: a command on the user's own machine that says
+which candidates to keep and how to word them.
+
+The command is `[capture] llm_command` (honoured only from the user's machine, see
+`memgit.config`) or `memgit capture --llm-cmd`. A command whose program is one memgit knows is
+a *preset*: memgit writes the prompt the way that program reads it and finds the JSON object
+in its free-text answer (prose, code fences, a model's thinking). Anything else is a *custom*
+command speaking memgit's protocol: the request as JSON on stdin, the answer as JSON on stdout.
+
+| preset | memgit runs | the prompt goes |
+|---|---|---|
+| `llm -m MODEL` | `llm -m MODEL --no-log` | on stdin |
+| `claude -p` | `claude -p INSTRUCTIONS` | the instructions as an argument, the request on stdin |
+| `codex exec` | `codex exec --skip-git-repo-check --sandbox read-only -` | on stdin (`-`) |
+| `ollama run MODEL` | `ollama run MODEL` | on stdin |
+
+The request: `{"version": 2, "instructions": …, "candidates": [{"index", "kind", "title", "body",
+"evidence": {"lines": […]}, "context": [{"line", "role", "text"}], …}]}` — `context` is the
+transcript around the candidate's evidence lines. Every text in it has been through capture's
+secret redaction. The answer: `{"candidates": [{"index": 0, "keep": false, "reason": "…"},
+{"index": 1, "title": "…", "body": "…", "kind": "…"}]}`; a candidate it does not mention is
+kept as it is.
+
+The command runs in an empty temporary folder (an agent CLI started as the judge must not load
+the project's agent hooks and capture itself again) with `MEMGIT_JUDGE=1` set, in its own
+process group, killed whole past the timeout.
+"""
 
 from __future__ import annotations
 
+import bisect
 import json
+import os
 import shlex
+import signal
 import subprocess
+import tempfile
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
+from memgit.agents.events import Transcript
 from memgit.capture.candidate import Candidate
 from memgit.errors import MemgitError
 
 LLM_TIMEOUT = 120
+VERSION = 2
+#: Kinds a judge may move a candidate to.
+KINDS = ("convention", "preference", "lesson", "decision", "summary", "fact")
+OFF = ("", "none", "off", "false")
+MAX_ANSWER = 2_000_000  # characters of the command's output read
+CONTEXT_EVENTS = 2  # events either side of an evidence line
+CONTEXT_CHARS = 400  # characters per event in the context
+
+INSTRUCTIONS = (
+    "You review memories proposed from a finished coding-agent session, before a team keeps them in "
+    "its repository. Keep a candidate only if a careful engineer on this project would want it next "
+    "time: a rule or preference the user stated, a lesson (a failure and what fixed it), a decision "
+    "the user made, a summary of the task. Veto chit-chat, one-off instructions, guesses, text quoted "
+    "from tools or documents, and anything unclear without the session. Rewrite a kept title or body "
+    "only to make it short, exact and self-contained; never invent facts. `context` shows the "
+    "transcript around each candidate's evidence lines. Answer with one JSON object and nothing "
+    'else: {"candidates": [{"index": 0, "keep": true, "title": "...", "body": "...", "kind": "...", '
+    '"reason": "..."}]}; kinds: ' + ", ".join(KINDS) + "."
+)
+
+Redact = Callable[[str], tuple[str, int]]
 
 
-def ask(command: str, candidates: list[Candidate], transcript: str
-        ) -> tuple[list[Candidate], list[tuple[Candidate, str]]]:
-    """Send the candidates to `command` (JSON on stdin) and apply its answer (JSON on stdout):
-    `{"candidates": [{"index": 0, "keep": false, "reason": "…"}, {"index": 1, "title": "…",
-    "body": "…"}]}`. Candidates it does not mention are kept as they are."""
-    request = {"version": 1, "transcript": transcript,
-               "instructions": "Keep only what a careful engineer would remember; rewrite titles and bodies "
-                               "to be short and exact; answer {\"candidates\": [{\"index\", \"keep\", "
-                               "\"title\", \"body\", \"reason\"}]}.",
-               "candidates": [dict(c.to_dict(), index=i) for i, c in enumerate(candidates)]}
+def wanted(command: str | None) -> bool:
+    """Whether `command` names a judge ("none", "off" or empty: no)."""
+    return command is not None and command.strip().lower() not in OFF
+
+
+def request(candidates: list[Candidate], transcript: Transcript | None, redact: Redact) -> dict[str, Any]:
+    """What the judge is asked: the candidates, each with its redacted context."""
+    items = []
+    for number, candidate in enumerate(candidates):
+        item = dict(candidate.to_dict(), index=number)
+        item.pop("notes", None)
+        item["context"] = context(transcript, candidate, redact) if transcript is not None else []
+        items.append(item)
+    return {"version": VERSION, "instructions": INSTRUCTIONS, "candidates": items}
+
+
+def context(transcript: Transcript, candidate: Candidate, redact: Redact) -> list[dict[str, Any]]:
+    """The transcript's events around the candidate's first evidence lines, redacted and cut."""
+    events = [e for e in transcript.events if not e.sidechain]
+    lines = [e.line for e in events]  # in file order
+    chosen: dict[int, None] = {}
+    for line in candidate.evidence[:3]:
+        at = min(bisect.bisect_left(lines, line), len(lines) - 1)
+        chosen.update(dict.fromkeys(range(max(0, at - CONTEXT_EVENTS), min(len(events), at + CONTEXT_EVENTS + 1))))
+    out = []
+    for i in sorted(chosen):
+        event = events[i]
+        text = event.text or event.command or event.target
+        text = " ".join(text.split())
+        if len(text) > CONTEXT_CHARS:
+            text = text[: CONTEXT_CHARS - 1] + "…"
+        out.append({"line": event.line, "role": event.role, "text": redact(text)[0]})
+    return out
+
+
+def command_line(command: str, payload: str) -> tuple[list[str], str, str]:
+    """(argv, stdin, preset name or "") for running `command` on the request `payload` (JSON)."""
     try:
-        result = subprocess.run(shlex.split(command), input=json.dumps(request, ensure_ascii=False),
-                                capture_output=True, text=True, timeout=LLM_TIMEOUT, check=False)
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-        raise MemgitError(f"--llm-cmd could not run ({exc}); nothing was written") from None
-    if result.returncode != 0:
-        raise MemgitError(f"--llm-cmd exited with {result.returncode}: {result.stderr.strip()[:200]}")
-    try:
-        answer = json.loads(result.stdout)
-        verdicts = {int(v["index"]): v for v in answer.get("candidates", []) if isinstance(v, dict)}
-    except (ValueError, TypeError, KeyError, AttributeError):
-        raise MemgitError("--llm-cmd did not answer with JSON {\"candidates\": [...]}; "
-                          "nothing was written") from None
-    out: list[Candidate] = []
-    vetoed: list[tuple[Candidate, str]] = []
-    for i, candidate in enumerate(candidates):
-        verdict = verdicts.get(i, {})
-        if verdict.get("keep") is False:
-            reason = str(verdict.get("reason") or "")[:100]
-            vetoed.append((candidate, "vetoed by --llm-cmd: " + reason))
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise MemgitError(f"the capture judge {command!r} is not a valid command line ({exc})") from None
+    if not words:
+        raise MemgitError("the capture judge is an empty command")
+    program = Path(words[0]).name
+    prompt = INSTRUCTIONS + "\n\nThe request, as JSON:\n" + payload + "\n"
+    if program == "llm":
+        quiet = {"-n", "--no-log", "--log"} & set(words)
+        return words + ([] if quiet else ["--no-log"]), prompt, "llm"
+    if program == "claude":
+        printing = {"-p", "--print"} & set(words)
+        return words + ([] if printing else ["-p"]) + [INSTRUCTIONS], payload, "claude"
+    if program == "codex":
+        args = words[1:]
+        if not args or args[0] not in ("exec", "e"):
+            args = ["exec", *args]
+        if "--skip-git-repo-check" not in args:
+            args.append("--skip-git-repo-check")
+        if not {"-s", "--sandbox"} & set(args) and not any(a.startswith("--sandbox=") for a in args):
+            args += ["--sandbox", "read-only"]
+        return [words[0], *args, "-"], prompt, "codex"
+    if program == "ollama":
+        if len(words) < 3 or words[1] != "run":
+            raise MemgitError(f"the capture judge {command!r} names no model: write 'ollama run MODEL'")
+        return words, prompt, "ollama"
+    return words, payload, ""
+
+
+def find_answer(text: str) -> dict[str, Any]:
+    """The answer object in a command's output: the whole output as JSON, else the last JSON
+    object holding a `candidates` list found in the text (prose, code fences, thinking), also
+    inside a `{"result": "…"}` wrapper. Raises ValueError when there is none."""
+    text = text[:MAX_ANSWER]
+    found: dict[str, Any] | None = None
+    decoder = json.JSONDecoder()
+    at = text.find("{")
+    while at != -1:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
             continue
-        title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
-        body = str(verdict.get("body") or candidate.body).strip()
-        same = (title, body) == (candidate.title, candidate.body)
-        out.append(candidate if same else replace(candidate, title=title, body=body))
-    return out, vetoed
+        answer = _answer_in(value)
+        if answer is not None:
+            found = answer
+        at = text.find("{", max(end, at + 1))
+    if found is None:
+        raise ValueError("no JSON object with a 'candidates' list")
+    return found
+
+
+def _answer_in(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("candidates"), list):
+        return value
+    inner = value.get("result") or value.get("response")  # `claude --output-format json`, ollama's API shape
+    if isinstance(inner, str):
+        try:
+            return find_answer(inner)
+        except ValueError:
+            return None
+    return None
+
+
+def run(command: str, payload: str, *, timeout: float = LLM_TIMEOUT) -> str:
+    """The judge's output for the request `payload`; raises MemgitError when it cannot run,
+    fails, or outlasts `timeout` seconds (then its whole process group is killed)."""
+    argv, stdin, _ = command_line(command, payload)
+    env = dict(os.environ, MEMGIT_JUDGE="1")
+    with tempfile.TemporaryDirectory(prefix="memgit-judge-") as folder:
+        try:
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, cwd=folder, env=env,
+                                       start_new_session=True, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise MemgitError(f"the capture judge {argv[0]!r} could not start ({exc.strerror or exc})") from None
+        try:
+            out, err = process.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            raise MemgitError(f"the capture judge did not answer within {timeout:g} s") from None
+        except BaseException:
+            _kill(process)
+            raise
+    if process.returncode != 0:
+        last = (err.strip().splitlines() or [""])[-1][:200]
+        raise MemgitError(f"the capture judge exited with {process.returncode}" + (f": {last}" if last else ""))
+    return out
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        process.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+
+
+def ask(command: str, candidates: list[Candidate], transcript: Transcript | None, redact: Redact, *,
+        timeout: float = LLM_TIMEOUT) -> tuple[list[Candidate], list[tuple[Candidate, str]], str]:
+    """Ask the judge about `candidates` and apply its answer: (kept, vetoed with the reason,
+    a one-line note of what it did). Raises MemgitError when the judge fails or answers no JSON."""
+    if not candidates:
+        return [], [], ""
+    payload = json.dumps(request(candidates, transcript, redact), ensure_ascii=False, indent=1)
+    output = run(command, payload, timeout=timeout)
+    try:
+        answer = find_answer(output)
+    except ValueError:
+        raise MemgitError('the capture judge did not answer with JSON {"candidates": [...]}') from None
+    verdicts: dict[int, dict[str, Any]] = {}
+    for verdict in answer["candidates"]:
+        try:
+            verdicts[int(verdict["index"])] = verdict
+        except (TypeError, KeyError, ValueError):
+            continue
+    kept: list[Candidate] = []
+    vetoed: list[tuple[Candidate, str]] = []
+    rewritten = 0
+    for number, candidate in enumerate(candidates):
+        verdict = verdicts.get(number, {})
+        if verdict.get("keep") is False or str(verdict.get("keep")).lower() in ("false", "no"):
+            reason = " ".join(str(verdict.get("reason") or "").split())[:100]
+            vetoed.append((candidate, "vetoed by the judge" + (f": {reason}" if reason else "")))
+            continue
+        kept.append(_rewritten(candidate, verdict))
+        rewritten += kept[-1] is not candidate
+    note = f"judged: {len(vetoed)} vetoed, {rewritten} rewritten, {len(kept)} kept"
+    return kept, vetoed, note
+
+
+def _rewritten(candidate: Candidate, verdict: dict[str, Any]) -> Candidate:
+    title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
+    body = str(verdict.get("body") or candidate.body).strip()
+    kind = str(verdict.get("kind") or candidate.kind).strip().lower()
+    kind = kind if kind in KINDS else candidate.kind
+    if (title, body, kind) == (candidate.title, candidate.body, candidate.kind):
+        return candidate
+    return replace(candidate, title=title, body=body, kind=kind)

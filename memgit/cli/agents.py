@@ -175,7 +175,7 @@ def resume(ctx: click.Context, task_id: str | None, budget: int | None, session:
 @click.command()
 @click.pass_context
 def mcp(ctx: click.Context) -> None:
-    """Serve this repository's memory to an agent over MCP (stdio); needs memgit[mcp]."""
+    """Serve this repository's memory to an agent over MCP (stdio); needs memgit-agent[mcp]."""
     from memgit.mcpserver import serve  # when the command runs: `memgit --help` stays light
 
     obj = ctx.find_root().obj or {}

@@ -22,16 +22,19 @@ from memgit.cli.common import echo_json, open_memgit
               help="With --apply: commit the memories on a new branch NAME (default memory/capture-<id>), "
                    "leaving the current branch, index and working tree untouched.")
 @click.option("--pending", is_flag=True,
-              help="List the proposals the session-end hook left; with an ID, show (or --apply) that one.")
+              help="List the proposals the session-end hook left; with an ID, show that one, "
+                   "--apply it or --drop it.")
+@click.option("--drop", "do_drop", is_flag=True, help="With --pending ID: set that proposal aside unapplied.")
 @click.option("--llm-cmd", metavar="CMD",
-              help="A command that reads the candidates as JSON on stdin and answers JSON on stdout "
-                   "to rewrite or veto them (optional; rules alone need no model).")
+              help="A judge that vetoes or rewrites the candidates: a preset ('llm -m MODEL', 'claude -p', "
+                   "'codex exec', 'ollama run MODEL') or a command speaking JSON on stdin/stdout; "
+                   "'none' turns off [capture] llm_command for this run.")
 @click.option("--from-hook", "from_hook", is_flag=True, hidden=True,
               help="Session-end hand-off: keep the proposal as pending, log one line, never fail.")
 @click.option("--json", "as_json", is_flag=True, help="Print the candidates and their evidence as JSON.")
 @click.pass_context
 def capture(ctx: click.Context, transcript: str | None, last: str | None, do_apply: bool, branch: str | None,
-            pending: bool, llm_cmd: str | None, from_hook: bool, as_json: bool) -> None:
+            pending: bool, do_drop: bool, llm_cmd: str | None, from_hook: bool, as_json: bool) -> None:
     """Propose memories from an agent session transcript: conventions the user stated, lessons
     (a failure and what fixed it), decisions, and a task summary.
 
@@ -53,6 +56,8 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         return
     if branch is not None and not do_apply:
         raise click.UsageError("--branch goes with --apply")
+    if do_drop and (not pending or transcript is None or do_apply):
+        raise click.UsageError("--drop goes with --pending ID, without --apply")
     mem = open_memgit(ctx)
     if pending:
         if transcript is None:
@@ -65,6 +70,12 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
                            f"{item.get('transcript', '')}")
             if not items:
                 click.echo("no pending proposals", err=True)
+            return
+        if do_drop:
+            click.echo(f"dropped capture proposal {mem.drop_capture(transcript)}", err=True)
+            return
+        if do_apply:
+            _report(mem.apply_pending_capture(transcript, branch=branch), as_json)
             return
         proposal = mem.pending_capture(transcript)
     else:
@@ -85,8 +96,6 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
         return
     result = mem.apply_capture(proposal, branch=(branch or f"memory/capture-{proposal.id}")
                                if branch is not None else None)
-    if pending:
-        mem.drop_capture(proposal.id)
     _report(result, as_json)
 
 

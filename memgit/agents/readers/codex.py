@@ -9,6 +9,7 @@ from typing import Any
 from memgit.agents.events import SHELL_TOOLS, Event, Transcript
 from memgit.agents.readers.exitcode import failed, unwrap
 from memgit.agents.readers.noise import user_text
+from memgit.agents.readers.questions import ASK_TOOLS, choices, proposed_plans
 from memgit.agents.readers.reader import Head, Lines, blocks_text, cut, records, stamp
 from memgit.agents.readers.toolcall import patch_call, tool_call
 
@@ -27,6 +28,7 @@ def read(lines: Lines, transcript: Transcript) -> None:
     pending_user: list[Event] = []  # response_item copies, used only if no event_msg has them
     user_events = 0
     tools: dict[str, str] = {}  # call id → tool
+    asked: dict[str, Any] = {}  # call id → the questions a request_user_input call asked
     for number, record in records(lines, transcript):
         kind, payload = record.get("type"), record.get("payload")
         if kind not in _TYPES or not isinstance(payload, dict):
@@ -47,26 +49,50 @@ def read(lines: Lines, transcript: Transcript) -> None:
         elif kind == "response_item" and ptype == "message":
             text = blocks_text(payload.get("content"))
             if payload.get("role") == "assistant":
-                if not (events and events[-1].role == "assistant" and events[-1].text == text):
+                if not _repeats(events, text):
                     events.append(Event(number, "assistant", cut(text)))
+                    events.extend(proposed_plans(number, text))
             elif payload.get("role") == "user" and user_text(text):
                 pending_user.append(Event(number, "user", cut(user_text(text))))
         elif kind == "event_msg" and ptype == "agent_message":
             text = str(payload.get("message") or "")
-            if text and not (events and events[-1].role == "assistant" and events[-1].text == text):
+            if text and not _repeats(events, text):
                 events.append(Event(number, "assistant", cut(text)))
+                events.extend(proposed_plans(number, text))
         elif kind == "response_item" and ptype in _CALLS:
             call = _call(number, payload)
             if call is None:  # arguments that are not JSON: a call nobody can say anything of
                 transcript.skipped += 1
                 continue
             tools[call.call_id] = call.tool
+            if call.tool in ASK_TOOLS:
+                asked[call.call_id] = _arguments(payload)
             events.append(call)
         elif kind == "response_item" and ptype in _OUTPUTS:
-            events.append(_output(number, payload, tools))
+            result = _output(number, payload, tools)
+            events.append(result)
+            if result.call_id in asked:
+                output = unwrap(payload.get("output"))[0]
+                events.extend(choices(number, tools[result.call_id], asked.pop(result.call_id),
+                                      output if isinstance(output, str) else blocks_text(output),
+                                      call_id=result.call_id))
     if not user_events and pending_user:  # an older rollout without user_message events
         events.extend(pending_user)
         events.sort(key=lambda e: e.line)
+
+
+def _repeats(events: list[Event], text: str) -> bool:
+    """Whether the agent's last message (the plans drawn from it aside) is `text`: Codex logs each
+    message twice, as a response item and as an event."""
+    last = next((e for e in reversed(events) if e.role != "plan"), None)
+    return last is not None and last.role == "assistant" and last.text == cut(text)
+
+
+def _arguments(payload: dict[str, Any]) -> Any:
+    try:
+        return json.loads(str(payload.get("arguments") or ""))
+    except ValueError:
+        return None
 
 
 def _call(number: int, payload: dict[str, Any]) -> Event | None:

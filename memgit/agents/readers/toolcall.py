@@ -50,11 +50,11 @@ def tool_call(number: int, name: str, data: Any, call_id: str, side: bool) -> Ev
     command = ""
     action = action_of(name)
     if name in EDIT_TOOLS:
-        edited = data.get("file_path") or data.get("path") or data.get("notebook_path")
+        edited = data.get("file_path") or data.get("path") or data.get("notebook_path") or data.get("absolute_path")
         files = (str(edited),) if edited else ()
         edits = data.get("edits") if isinstance(data.get("edits"), list) else [data]
         texts = [str(e.get(k) or "") for e in edits if isinstance(e, dict)
-                 for k in ("old_string", "new_string", "content", "contents")]
+                 for k in ("old_string", "new_string", "content", "contents", "oldText", "newText")]
         found = symbols(*texts)
         target = ", ".join(files)
     else:
@@ -67,7 +67,8 @@ def tool_call(number: int, name: str, data: Any, call_id: str, side: bool) -> Ev
 
 def _target(name: str, action: str, data: dict[str, Any], command: str) -> str:
     if name in READ_TOOLS:
-        keys: tuple[str, ...] = ("file_path", "path", "pattern", "url", "query")
+        keys: tuple[str, ...] = ("file_path", "path", "absolute_path", "dir_path", "pattern", "url", "query",
+                                  "prompt")
     elif action == "delegate":
         keys = ("description", "prompt")
     elif action == "run":
