@@ -116,6 +116,7 @@ def test_talk_and_the_task_at_hand_are_not_rules(tmp_path: Path, text: str) -> N
     "In NOTES.md, sort the sections by date. DO NOT CHANGE the wording.",
     "sort the imports in app.py\ndon't change anything else",
     "Rename load to read in io.py, keep the docstring.",
+    "fix the parser. i don't want you to break the public api",
 ])
 def test_a_guard_on_the_work_asked_for_is_not_a_rule(tmp_path: Path, text: str) -> None:
     assert said(tmp_path, text) == []

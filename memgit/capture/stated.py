@@ -98,7 +98,8 @@ _TALK = re.compile(r"\b(?:never ?mind|(?:don'?t|dont|do not) worry|no worries|(?
                    r"|^" + _FILLER + r"now\b|暂时|这次|先不", re.IGNORECASE)
 #: "Don't change the contents", "keep the header" while asking for a change: a guard on this
 #: task, not a rule.
-_GUARD = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not|avoid)\s+(?:\w+ing\s+)?(?:break|remove|delete|change"
+_GUARD = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not|avoid|(?:i|we) (?:don'?t|dont|do not) want (?:you |it )?to)"
+                    r"\s+(?:\w+ing\s+)?(?:break|remove|delete|change"
                     r"|modify|alter|rewrite|touch|edit|drop|undo|revert|lose|mess)\w*|keep|preserve|retain"
                     r"|make sure|ensure)\b",
                     re.IGNORECASE)
