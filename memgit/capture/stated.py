@@ -75,7 +75,7 @@ _ZH_RULE = re.compile(r"(总是|始终|永远|一律|必须|务必|不要|别再
                       r"|不是.{1,20}而是|应该用)")
 #: A correction: the agent got something wrong, the person says what is right.
 _CORRECTION = re.compile(
-    _FILLER + r"(?:why (?:didn'?t|did not|did|don'?t|do|are|aren'?t|would|wouldn'?t|haven'?t) you\b"
+    _FILLER + r"(?:why (?:didn'?t|did not|did|are|aren'?t|would|wouldn'?t|haven'?t|have) you\b"
     r"|shouldn'?t (?:this|that|it|we|you)\b|isn'?t (?:it|this|that) supposed to\b"
     r"|(?=[^ ]*(?:[^\w\s]|(?-i:[a-z][A-Z])|_))[^\s]+(?: [^\s]+){0,3} (?:doesn'?t|does not|don'?t"
     r"|do not|isn'?t|is not|won'?t|can'?t|cannot) (?:create|support|exist|accept|allow|take|return|make"
