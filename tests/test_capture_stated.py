@@ -135,7 +135,7 @@ def test_a_question_that_corrects_the_agent_counts_when_the_agent_takes_it(tmp_p
         "Why didn't you add the new flag to the --help text?"]
     assert said(tmp_path, question, "The help text is generated from the parser.") == []
     # "why don't you…?" suggests; it does not correct.
-    assert said(tmp_path, "why don't you try the cached client?", "Sure, trying it now.") == []
+    assert said(tmp_path, "why don't you try the cached client?", "Good point, trying it now.") == []
 
 
 def test_a_question_that_is_a_correction(tmp_path: Path) -> None:
