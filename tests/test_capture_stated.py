@@ -104,6 +104,8 @@ def test_a_rule_after_a_condition_is_titled_by_the_rule(tmp_path: Path) -> None:
     "I think we should never use globals",
     "don't forget the changelog this time",
     "i don't need to handle that case",
+    "always read the docs first",
+    "don't respond with long summaries",
     "stop doing that",
     "continue please and make sure you test everything",
     "Build the signup form.\n\nRequirements:\n- use the form library\n- never block the submit button\n",

@@ -113,7 +113,10 @@ _GENERAL = re.compile(r"\b(?:ever|always|from now on|going forward|in this (?:re
                       r"|any ?time|every time|whenever)\b", re.IGNORECASE)
 #: How an AI should work, not how the code is: "do not guess", "read all docs first".
 _AI_ALWAYS = re.compile(r"\b(?:guess\w*|invent(?:s|ed|ing)?|hallucinat\w*|fabricat\w*|speculat\w*|pretend\w*"
-                        r"|make (?:stuff |things |anything |something )?up)\b", re.IGNORECASE)
+                        r"|make (?:stuff |things |anything |something )?up)\b"
+                        r"|^" + _FILLER + r"(?:(?:do not|don'?t|dont|never|always|avoid)\s+)?(?:respond|reply|answer"
+                        r"|apologi[sz]e|browse|google|hesitate|read (?:all |the |every )?(?:docs|documentation|everything))\b",
+                        re.IGNORECASE)
 _AI_DOCUMENT = re.compile(
     r"^" + _FILLER + r"(?:(?:do not|don'?t|dont|never|always|avoid|must)\s+)?(?:ask|respond|reply|answer|explain"
     r"|summari[sz]e|apologi[sz]e|read|browse|fetch|search|google|clone|git clone|copy|borrow|reference|cite"
