@@ -396,11 +396,13 @@ class Memgit:
             self.index.embed_pending(progress=embed_progress)
         return report
 
-    def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None) -> "CaptureProposal":
-        """Memories a session transcript suggests (a `CaptureProposal`); writes nothing."""
+    def capture(self, transcript: str | os.PathLike[str], *, llm_cmd: str | None = None,
+                format: str | None = None) -> "CaptureProposal":
+        """Memories a session transcript suggests (a `CaptureProposal`); writes nothing. `format`
+        (a reader's name: claude, codex, specstory, aider…) overrides what its start looks like."""
         from memgit.capture.capture import propose  # only this verb needs it: a cold recall stays light
 
-        return propose(self.workspace, Path(transcript), llm_cmd=llm_cmd)
+        return propose(self.workspace, Path(transcript), llm_cmd=llm_cmd, format=format)
 
     def show_capture(self, proposal: "CaptureProposal") -> str:
         """A capture proposal as a diff of the memory files, then a Markdown summary."""

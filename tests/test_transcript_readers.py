@@ -37,7 +37,7 @@ def codex_run(output: str) -> list[dict[str, object]]:
 
 
 def test_every_reader_module_is_in_the_registry() -> None:
-    shared = {"reader", "noise", "exitcode", "toolcall", "questions"}
+    shared = {"reader", "noise", "exitcode", "toolcall", "questions", "markdown"}
     modules = {m.name for m in pkgutil.iter_modules(readers.__path__)} - shared
     assert modules == {r.__name__.rpartition(".")[2] for r in transcripts.READERS}  # type: ignore[attr-defined]
     assert len({r.FORMAT for r in transcripts.READERS}) == len(transcripts.READERS)
@@ -129,7 +129,8 @@ def test_an_aider_history_without_its_first_line_is_still_aider(tmp_path: Path) 
     transcript = transcripts.read(path)
     assert transcript.format == "aider"
     assert [(e.role, e.text) for e in transcript.events] == [("user", "use uv, not pip"),
-                                                             ("assistant", "Noted.")]
+                                                             ("assistant", "Noted."),
+                                                             ("tool_call", "README.md")]  # the edit applied
 
 
 @pytest.mark.parametrize("name", ["codex-rollout.jsonl", "claude-session.jsonl"])

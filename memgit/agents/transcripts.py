@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from memgit.agents.events import Transcript
-from memgit.agents.readers import aider, chat, claude, codex, cursor, export, gemini, pi
+from memgit.agents.readers import aider, cctrace, chat, claude, codex, cursor, export, gemini, pi, specstory
 from memgit.agents.readers.reader import Head, Lines, Reader, head_of
 from memgit.agents.sessionfiles import open_regular, read_tail
 from memgit.errors import MemgitError
 
-READERS: tuple[Reader, ...] = (codex, gemini, pi, claude, export, cursor, aider, chat)
+READERS: tuple[Reader, ...] = (codex, gemini, pi, claude, export, cursor, specstory, cctrace, aider, chat)
 MAX_BYTES = 64 * 1024 * 1024  # a year of daily sessions is far below; more is not a transcript
 HEAD_BYTES = 8192  # what `read` sniffs at least…
 HEAD_LINES = 5  # …and further, until this many whole lines are in it (or the file ends),
@@ -34,8 +34,19 @@ def sniff(head: Head) -> Reader | None:
     return next((reader for reader in READERS if reader.sniff(head)), None)
 
 
-def read(path: str | Path) -> Transcript:
-    """The transcript at `path`, or a MemgitError saying why it is not one."""
+def reader_named(name: str) -> Reader:
+    """The reader of the format `name`, or a MemgitError listing the names there are."""
+    found = next((reader for reader in READERS if reader.FORMAT == name), None)
+    if found is None:
+        raise MemgitError(f"unknown transcript format {name!r}: memgit reads "
+                          f"{', '.join(reader.FORMAT for reader in READERS)}")
+    return found
+
+
+def read(path: str | Path, format: str | None = None) -> Transcript:
+    """The transcript at `path`, in the format its start looks like, or in `format` (a
+    reader's name) when one is given; a MemgitError saying why it is not one."""
+    forced = reader_named(format) if format else None
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -61,10 +72,14 @@ def read(path: str | Path) -> Transcript:
     head = head_of(start.decode("utf-8", "replace").splitlines())
     if head.json and not head.records:
         raise MemgitError(f"{path} is not a transcript: no line of it is complete JSON (was it cut off?)")
-    reader = sniff(head)
+    if forced is not None and not forced.sniff(head):
+        seen = sniff(head)
+        raise MemgitError(f"{path} is not in the {forced.FORMAT} format"
+                          + (f" (it looks like {seen.FORMAT}: leave out --format)" if seen else ""))
+    reader = forced or sniff(head)
     if reader is None:
         raise MemgitError(f"{path} is not a transcript memgit reads (Claude Code or Codex JSONL, "
-                          "Cursor, Aider, a Markdown or plain-text chat log)")
+                          "Cursor, SpecStory, cctrace, Aider, a Markdown or plain-text chat log)")
     transcript = Transcript(str(path), reader.FORMAT)
     with open_regular(path) as handle:
         reader.read(_numbered(handle, transcript), transcript)

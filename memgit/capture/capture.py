@@ -85,10 +85,11 @@ class CaptureProposal:
                 "redacted": self.redacted, **({"judge": self.judge} if self.judge else {})}
 
 
-def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None) -> CaptureProposal:
-    """The memories the transcript at `path` suggests; nothing is written."""
+def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None,
+            format: str | None = None) -> CaptureProposal:
+    """The memories the transcript at `path` (in `format`, or as sniffed) suggests; nothing is written."""
     ws.require_store()
-    transcript = transcripts.read(path)
+    transcript = transcripts.read(path, format)
     repo = ws.repo
     git_files: list[str] = []
     if repo is not None and transcript.started and transcript.ended:

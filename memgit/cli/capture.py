@@ -29,12 +29,16 @@ from memgit.cli.common import echo_json, open_memgit
               help="A judge that vetoes or rewrites the candidates: a preset ('llm -m MODEL', 'claude -p', "
                    "'codex exec', 'ollama run MODEL') or a command speaking JSON on stdin/stdout; "
                    "'none' turns off [capture] llm_command for this run.")
+@click.option("--format", "fmt", metavar="NAME",
+              help="Read the transcript as this format (claude, codex, cursor, gemini, pi, export, specstory, "
+                   "cctrace, aider, chat) instead of the one its start looks like.")
 @click.option("--from-hook", "from_hook", is_flag=True, hidden=True,
               help="Session-end hand-off: keep the proposal as pending, log one line, never fail.")
 @click.option("--json", "as_json", is_flag=True, help="Print the candidates and their evidence as JSON.")
 @click.pass_context
 def capture(ctx: click.Context, transcript: str | None, last: str | None, do_apply: bool, branch: str | None,
-            pending: bool, do_drop: bool, llm_cmd: str | None, from_hook: bool, as_json: bool) -> None:
+            pending: bool, do_drop: bool, llm_cmd: str | None, fmt: str | None, from_hook: bool,
+            as_json: bool) -> None:
     """Propose memories from an agent session transcript: conventions the user stated, lessons
     (a failure and what fixed it), decisions, and a task summary.
 
@@ -87,7 +91,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
 
             transcript = str(newest(last, mem.writer.repo().root))
             click.echo(f"memgit: capturing {transcript}", err=True)
-        proposal = mem.capture(transcript or "", llm_cmd=llm_cmd)
+        proposal = mem.capture(transcript or "", llm_cmd=llm_cmd, format=fmt)
     if not do_apply:
         if as_json:
             echo_json(proposal.to_dict(mem.rel_path))

@@ -4,15 +4,27 @@ JSONL readers share: records read leniently, long texts cut, a content's text.""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memgit.agents.events import Event, Transcript
+from memgit.agents.readers.exitcode import exit_code, failed
 from memgit.agents.readers.noise import user_text
 
 TEXT_LIMIT = 6000  # characters kept of one message or tool output (start and end)
 LINE_LIMIT = 16 * 1024 * 1024  # a longer record (a pasted dump) is skipped, not parsed
+
+#: What Claude Code writes as the user's turn when it compacts a session (the summary that
+#: continues it, the request for one): a Markdown export shows it under a user heading.
+_COMPACTION = re.compile(r"\s*(?:This session is being continued from a previous conversation"
+                         r"|Your task is to create a detailed summary of the conversation so far)")
+
+#: Output that says it failed, for the logs that keep no exit code (compilers, test runners,
+#: interpreters): checked only when the output states no code.
+_SAYS_FAILED = re.compile(r"^(?:.*\berror(?:\[E\d+\]| TS\d+)?:|\w*(?:Error|Exception): |ERROR\b|FAIL\b"
+                          r"|.*\b[1-9]\d* (?:failed|errors?)\b)", re.MULTILINE)
 
 #: A transcript's lines as read: (1-based number, the line's bytes).
 Lines = Iterable[tuple[int, bytes]]
@@ -113,24 +125,63 @@ def stamp(transcript: Transcript, record: dict[str, Any]) -> None:
 
 class Turns:
     """The turn a text log is in (its role, first line and lines), ended into an `Event` when
-    the next begins: what the Markdown and plain-text readers share."""
+    the next begins: what the Markdown and plain-text readers share. A turn can hold the
+    commands it ran (`run`) and the files it edited (`edit`) between its words."""
 
     def __init__(self, transcript: Transcript) -> None:
         self.transcript = transcript
-        self.role, self.start, self.lines = "", 0, list[str]()
+        self.role, self.start, self.lines, self.sidechain = "", 0, list[str](), False
 
-    def begin(self, role: str, number: int, lines: Iterable[str] = ()) -> None:
+    def begin(self, role: str, number: int, lines: Iterable[str] = (), *, sidechain: bool = False) -> None:
         self.end()
-        self.role, self.start, self.lines = role, number, list(lines)
+        self.role, self.start, self.lines, self.sidechain = role, number, list(lines), sidechain
 
     def add(self, line: str) -> None:
         self.lines.append(line)
 
     def end(self) -> None:
         text = "\n".join(self.lines).strip()
-        if self.role == "user":
+        role = self.role
+        if role == "user" and _COMPACTION.match(text):
+            role = "summary"
+        elif role == "user":
             text = user_text(text)
-        if self.role and text:
-            self.transcript.events.append(Event(self.start, self.role, cut(text)))
+        if role and text:
+            self.transcript.events.append(Event(self.start, role, cut(text), sidechain=self.sidechain))
         self.role, self.lines = "", []
 
+    def emit(self, event: Event, resume: int) -> None:
+        """`event` (a tool call or result) inside the turn: its words so far end before it, and
+        the turn goes on from line `resume`."""
+        role, sidechain = self.role, self.sidechain
+        self.end()
+        self.transcript.events.append(event)
+        self.role, self.start, self.sidechain = role, resume, sidechain
+
+    def run(self, number: int, command: str, output: str | None = None, *, error: bool = False) -> None:
+        """A command the log shows run at line `number`, and what it printed when the log shows
+        that (`error` when the log says it failed, whatever the output says)."""
+        call_id = self.call(number, command)
+        if call_id and output is not None:
+            self.result(number, call_id, output, error=error)
+
+    def call(self, number: int, command: str) -> str:
+        """A shell call of `command` at line `number`; its call id ("" for no command)."""
+        command = command.strip()
+        if not command:
+            return ""
+        call_id = f"run-{number}"
+        self.emit(Event(number, "tool_call", cut(command, 2000), tool="Bash", command=command[:2000],
+                        call_id=call_id, action="run", target=command[:2000]), number + 1)
+        return call_id
+
+    def result(self, number: int, call_id: str, output: str, *, error: bool = False) -> None:
+        """What the call `call_id` printed, shown at line `number`."""
+        error = error or failed(output) or (exit_code(output) is None and bool(_SAYS_FAILED.search(output)))
+        self.emit(Event(number, "tool_result", cut(output), error=error, call_id=call_id), number + 1)
+
+    def edit(self, number: int, path: str, symbols: tuple[str, ...] = ()) -> None:
+        """An edit of the file `path` (or of a file the log does not name: "") the log shows at
+        line `number`."""
+        self.emit(Event(number, "tool_call", path or "an edit", tool="Edit", files=(path,) if path else (),
+                        symbols=symbols, call_id=f"edit-{number}", action="edit", target=path), number + 1)
