@@ -89,6 +89,7 @@ def summary_of(data: dict[str, Any]) -> dict[str, Any] | None:
     "https://example.com/issues/12", "thanks!", "ok do it",
     "Base directory for this skill: /opt/skills/review\n\n# Review\n\nReview the diff for bugs and style.",
     "why is the cache key built from the path and not the id?",
+    "chmod +x ~/scripts/*.sh", "git push origin main --force",
 ])
 def test_turns_that_state_no_task(said: str) -> None:
     assert task(said) == ""
@@ -107,6 +108,7 @@ def test_turns_that_state_no_task(said: str) -> None:
      "Fix: Unresolved reference: chips"),
     ("src/api.ts(12,7): error TS2304: Cannot find name 'fetchUser'.", "Fix: Cannot find name 'fetchUser'."),
     ("TypeError: t.serialize is not a function\n    at deposit (vault.ts:40)", "Fix: TypeError: t.serialize is not a function"),
+    ("make the retry button blue and move it left", "make the retry button blue and move it left"),
 ])
 def test_the_task_a_turn_states(said: str, goal: str) -> None:
     assert task(said) == goal
@@ -186,7 +188,7 @@ def test_the_last_command_is_a_check_not_a_look_around(store: Path, tmp_path: Pa
             .tool("Bash", {"command": "python --version"}, "Python 3.12.1")
             .tool("Bash", {"command": "git add src/money.py tests/test_money.py"}, "")
             .tool("Bash", {"command": "_END=$(date +%s)\necho \"skill build done in $_END\" >> ~/.skill/log"}, "")
-            .say("Fixed: the rounding is half-even now. The details:\n\n## Tests\n- 12 money tests pass")
+            .say("<thinking>\nFixed: the rounding is half-even now. The details:\n\n## Tests\n- 12 money tests pass")
             .write(tmp_path))
     summary = summary_of(capture(store, path))
     assert summary is not None
@@ -255,8 +257,10 @@ def test_home_folders_are_scrubbed_from_text() -> None:
 def failing_then_fixed(cwd: str) -> Session:
     test = "python -m pytest -q tests/test_parse.py"
     return (Session(cwd).user("Fix the failing parser test in src/parse.py")
-            .tool("Bash", {"command": test}, "FAILED tests/test_parse.py::test_split - AssertionError: 3 != 4\n"
-                                             "1 failed in 0.12s", error=True)
+            .tool("Bash", {"command": test}, "Exit code 1\nE   AssertionError: 3 != 4\n"
+                                             "FAILED tests/test_parse.py::test_split - AssertionError: 3 != 4",
+                  error=True)
+            .say("split drops the last field when the line ends with a separator; `split()` must keep it.")
             .edit(f"{cwd}/src/parse.py")
             .tool("Bash", {"command": test}, "1 passed in 0.10s")
             .say("Fixed: split keeps the last field; the test passes."))

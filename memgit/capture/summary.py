@@ -44,6 +44,13 @@ _CHECK = re.compile(r"(?<![\w/.-])(?:test|tests|spec|build|compile|check|lint|ty
 _ASKING = re.compile(r"\s(?:--version|-V|--help|-h)\b|^\s*(?:cd\s+\S+\s*&&\s*)?(?:which|type|command -v|ls|cat|head"
                      r"|tail|less|grep|rg|find|echo|printf|mkdir|touch|rm|cp|mv|wc|tree|git)\b"
                      r"|^\s*[A-Za-z_]\w*=\$[({]")
+#: A shell command typed or pasted into the chat, not a request in words.
+_SHELL = re.compile(r"^(?:\$\s*)?(?:sudo\s+)?(?:chmod|chown|cd|ls|git|npm|npx|yarn|pnpm|pip3?|python3?|node|cargo|go"
+                    r"|make|docker|kubectl|for|while|rm|cp|mv|mkdir|curl|wget|export|source|zsh|bash|sh|brew|apt"
+                    r"|apt-get|uv|poetry|pytest|mix|gradle|mvn|dotnet|cat|echo|touch|ln|tar)\s", re.IGNORECASE)
+#: ...unless it reads as words: "make the button blue", "go through the PR and fix it".
+_PROSE = re.compile(r"\b(?:the|a|an|to|and|for|of|in|with|from|instead|so|that|it|is|this|these|my|our|me|us|why"
+                    r"|how|what|please)\b", re.IGNORECASE)
 #: A request that goes on from an earlier one.
 _CONTINUES = re.compile(r"^(?:then|now|also|and|next|after that|afterwards|plus)\b", re.IGNORECASE)
 #: A question that asks for something to be done.
@@ -93,7 +100,8 @@ def summarize(transcript: Transcript, base: str, git_files: Sequence[str],
 def _opening(text: str) -> str:
     """The start of the agent's last message: its first line, and the next when the first
     only announces it ("Everything is done. Here's the summary:")."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in text.strip().splitlines()
+             if line.strip() and not re.fullmatch(r"</?[\w.-]+>", line.strip())]  # a tool's markup
     out = lines[0].lstrip("#*- ").strip() if lines else ""
     for line in lines[1:]:
         if not out.endswith((":", "：")):
@@ -223,7 +231,7 @@ def _stated(line: str) -> str:
     words = _words(rest)
     if confirm and len(words) < 8:
         return ""  # "yes, do it", "continue please": the task is the turn before
-    if len(words) < 3 or len(rest) < 12:
+    if len(words) < 3 or len(rest) < 12 or (_SHELL.match(rest) and not _PROSE.search(rest)):
         return ""
     if rest.rstrip().endswith(("?", "？")) and not _REQUEST.match(rest):
         return ""  # a question ("why is it X?"), not a request ("can you fix X?")
