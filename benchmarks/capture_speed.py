@@ -105,6 +105,13 @@ def transcript(path: Path, megabytes: float) -> tuple[int, int]:
                 result = {"type": "tool_result", "tool_use_id": call, "content": output, "is_error": failed}
                 put(record("user", uuid, {"role": "user", "content": [result]},
                            toolUseResult={"stdout": output[:2000], "stderr": "", "interrupted": False}))
+                if failed:  # the agent's diagnosis, between the failure and the fix
+                    uuid += 1
+                    put(record("assistant", uuid, {"id": f"msg_{turn}_{step}_why", "role": "assistant",
+                                                   "type": "message", "model": "claude", "content": [
+                                                       {"type": "text", "text": f"The split in {target} drops the "
+                                                        "last field when a line ends with a separator; "
+                                                        "`split_fields()` must keep it."}]}))
             uuid += 1
             put(record("assistant", uuid, {"id": f"msg_{turn}_end", "role": "assistant", "type": "message",
                                            "model": "claude", "content": [
