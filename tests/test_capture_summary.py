@@ -343,3 +343,13 @@ def test_a_file_of_the_project_shows_where_its_folder_was() -> None:
     here = Place("/srv/shop", "/srv/shop/web", files=lambda: ())
     assert here.paths(["app.ts", "/srv/shop/web/b.ts", "/srv/shop/api/c.py", "/srv/other/d.py", "../api/e.py"]) == \
         ("web/app.ts", "web/b.ts", "api/c.py", "api/e.py")
+
+
+def test_a_proposal_that_holds_nothing_new_any_more_does_not_wait(store: Path, tmp_path: Path) -> None:
+    path = failing_then_fixed(str(store)).write(tmp_path)
+    assert run(store, "capture", "--from-hook", str(path)).exit_code == 0
+    assert "memories" in run(store, "capture", "--pending").stdout
+    # The session's memories reach the store another way; the hook runs again as the session goes on.
+    assert run(store, "capture", str(path), "--apply").exit_code == 0
+    assert run(store, "capture", "--from-hook", str(path)).exit_code == 0
+    assert run(store, "capture", "--pending").stdout == ""

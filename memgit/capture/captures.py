@@ -231,6 +231,8 @@ def from_hook(open_workspace: Callable[[], Workspace], transcript: str, start: s
             proposal.candidates, proposal.memories = [c for c, _ in kept], [m for _, m in kept]
         if proposal.memories:
             save_pending(ws, replace(proposal))
+        else:  # the session's earlier proposal holds nothing new now: none waits
+            (_folder(ws) / f"{proposal.id}.json").unlink(missing_ok=True)
         _log(git_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
                       f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
                       + (f"; {proposal.judge}" if proposal.judge else "")
