@@ -252,3 +252,53 @@ def test_the_written_command_answers_list_tools(repo: Path, mem: Any, tmp_path: 
     tools, hits = anyio.run(main)
     assert {"recall", "remember", "resume"} <= tools
     assert hits.is_error is False and "staging" in json.dumps(hits.structured_content)
+
+
+def test_servers_that_are_not_an_object_and_jsonc_on_uninstall(repo: Path) -> None:
+    path = repo / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": null}')
+    result = run(repo, "install", "cursor")
+    assert result.exit_code == 1 and "'mcpServers' in" in result.stderr and "is not an object" in result.stderr
+    assert path.read_text() == '{"mcpServers": null}'
+    path.write_text('{\n  "mcpServers": {\n    "memgit": {"command": "memgit", "args": ["mcp"]}, // ours\n  }\n}\n')
+    result = run(repo, "uninstall", "cursor")
+    assert result.exit_code == 1 and 'remove the "memgit" entry from its "mcpServers" object by hand' in result.stderr
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("indent", [None, 2, 4, 3, "\t"])
+@pytest.mark.parametrize("final", ["", "\n"])
+def test_every_layout_comes_back_exactly(repo: Path, newline: str, indent: Any, final: str) -> None:
+    """The same settings written in every common layout: added to, then taken out of."""
+    path = repo / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    for doc in ({"mcpServers": {"a": {"command": "a", "args": ["x", {"k": "}\\\"{"}]}}, "z": [1, {}]},
+                {"theme": "Dark", "nested": {"mcpServers": {"memgit": 1}}, "list": []},
+                {"mcpServers": {"é": {"command": "ü"}}}):
+        text = json.dumps(doc, indent=indent, ensure_ascii=False).replace("\n", newline) + final
+        path.write_bytes(text.encode())
+        assert run(repo, "install", "gemini").exit_code == 0
+        written = json.loads(path.read_bytes())
+        assert written["mcpServers"]["memgit"] == {"command": "memgit", "args": ["mcp"]}
+        assert {k: v for k, v in written.items() if k != "mcpServers"} == {
+            k: v for k, v in doc.items() if k != "mcpServers"}
+        assert run(repo, "uninstall", "gemini").exit_code == 0
+        assert path.read_bytes() == text.encode(), (indent, newline, doc)
+
+
+def test_a_team_shares_the_project_file(repo: Path, tmp_path: Path) -> None:
+    """One clone registers memgit for Cursor and commits; the other gets the same file, and its
+    install changes nothing: the shared file names no machine's paths."""
+    import subprocess
+
+    assert run(repo, "install", "cursor").exit_code == 0
+    subprocess.run(["git", "-C", str(repo), "add", ".cursor/mcp.json"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "cursor mcp"], check=True)
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(repo), str(other)], check=True)
+    shared = (other / ".cursor" / "mcp.json").read_bytes()
+    result = run(other, "install", "cursor")
+    assert result.exit_code == 0 and "nothing to do" in result.stderr
+    assert (other / ".cursor" / "mcp.json").read_bytes() == shared
+    assert str(tmp_path) not in shared.decode()

@@ -110,7 +110,7 @@ def _jsonc(text: str) -> bool:
     return True
 
 
-def _load(target: Path, text: str, editor: Editor, wanted: dict[str, Any]) -> Any:
+def _load(target: Path, text: str, editor: Editor, wanted: dict[str, Any], remove: bool) -> Any:
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         keys = [k for k, _ in items]
         for key in (editor.key, NAME):
@@ -122,10 +122,12 @@ def _load(target: Path, text: str, editor: Editor, wanted: dict[str, Any]) -> An
         return json.loads(text, object_pairs_hook=pairs)
     except ValueError as exc:
         if _jsonc(text):
-            snippet = json.dumps({NAME: wanted}, indent=2)[1:-2].strip()
+            snippet = "\n".join(line[2:] for line in json.dumps({NAME: wanted}, indent=2).splitlines()[1:-1])
+            what = (f'remove the "{NAME}" entry from its "{editor.key}" object by hand' if remove else
+                    f'add this to its "{editor.key}" object by hand:\n{snippet}')
             raise MemgitError(
                 f"{target} has comments or trailing commas, which memgit cannot keep when it edits the file; "
-                f"add this to its \"{editor.key}\" object by hand:\n{snippet}"
+                + what
             ) from None
         raise MemgitError(f"{target} is not valid JSON ({exc}); fix it first, memgit left it as it is") from None
 
@@ -142,11 +144,11 @@ def plan(name: str, root: Path, *, user: bool = False, remove: bool = False, pyt
         if remove:
             return Plan(target, before, before)
         return Plan(target, before, json.dumps({editor.key: {NAME: wanted}}, indent=2) + "\n")
-    doc = _load(target, before, editor, wanted)
+    doc = _load(target, before, editor, wanted, remove)
     if not isinstance(doc, dict):
         raise MemgitError(f"{target} is not a JSON object; fix it first")
     servers = doc.get(editor.key)
-    if servers is not None and not isinstance(servers, dict):
+    if editor.key in doc and not isinstance(servers, dict):
         raise MemgitError(f"'{editor.key}' in {target} is not an object; fix it by hand first")
     top = jsontext.parse(before)
     if remove:
