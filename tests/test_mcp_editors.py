@@ -77,6 +77,7 @@ def test_install_into_an_empty_project_then_again_then_uninstall(repo: Path, edi
     assert path.read_bytes() == installed
     assert run(repo, "uninstall", editor, *user).exit_code == 0
     assert not path.exists()  # memgit created it and nothing else was in it
+    assert not path.parent.exists() or FILES[editor][0]  # nor in the project's folder for it
 
 
 @pytest.mark.parametrize("editor", FILES)

@@ -53,6 +53,11 @@ def uninstall(ctx: click.Context, editor: str, user: bool, dry_run: bool) -> Non
     """Remove exactly the entry 'memgit mcp install' wrote (a file left with nothing else is deleted)."""
     plan = _plan(ctx, editor, user, remove=True)
     _finish(plan, dry_run, f"removed memgit's MCP server for {editor} from {plan.path}")
+    if plan.changed and plan.after is None and not dry_run and not user and plan.path.parent != _root(ctx):
+        try:
+            plan.path.parent.rmdir()  # the project's `.cursor/` install made, when nothing else is in it
+        except OSError:
+            pass
 
 
 COMMANDS = (mcp,)
