@@ -227,7 +227,9 @@ def test_capture_keeps_first_person_preferences_out_of_the_project(tmp_path: Pat
     chat.write_text("### Human\n\nI prefer short answers, never long preambles.\n\n"
                     "We always use pnpm in this repo.\n\n### Assistant\n\nOK.\n", encoding="utf-8")
     mem = memgit.open(root, warn=lambda message: None)
-    result = mem.apply_capture(mem.capture(chat))
+    proposal = mem.capture(chat)
+    assert "never long preambles (user, line 1) → the user store" in mem.show_capture(proposal)
+    result = mem.apply_capture(proposal)
     assert len(result["written"]) == 1 and "pnpm" in (root / result["written"][0]).read_text()
     assert "never long preambles" not in everything_committed(root) + git(root, "diff", "--cached")
     assert git(user, "log", "-1", "--format=%s").startswith("memory: capture 2 memories")

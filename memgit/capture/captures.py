@@ -43,7 +43,8 @@ def render(ws: Workspace, proposal: CaptureProposal) -> str:
         lines.append("")
         for candidate, memory in zip(proposal.candidates, proposal.memories):
             where = ", ".join(map(str, candidate.evidence[:6]))
-            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})")
+            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})"
+                         + (" → the user store" if personal.is_personal(memory) else ""))
     else:
         lines.append("Nothing new to remember.")
     if proposal.known:
