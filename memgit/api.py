@@ -86,6 +86,14 @@ def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[st
     return Memgit(folder, repo, warn or _stderr, warm=warm, lock_timeout=lock_timeout)
 
 
+def open_user(*, create: bool = False, warn: Warn | None = None, warm: bool = False) -> "Memgit":
+    """The user's own store (`memgit.store.userstore`): personal memories, recalled in every
+    project, never committed to one. `create` makes it (a repository, `.memory/`, a first commit)."""
+    from memgit.store import userstore  # only this verb needs it: a cold recall stays light
+
+    return open(userstore.prepare() if create else userstore.require().root, warn=warn, warm=warm)
+
+
 class Memgit:
     """A memory store: a folder of memory files, usually `.memory/` in a git repository.
 
@@ -593,6 +601,9 @@ class Memgit:
             from memgit.git.mergesetup import state  # only this verb needs it: a cold recall stays light
 
             info["merge_driver"] = state(self.repo, self.memory_dir)
+        from memgit.recall.scopes import describe  # only this verb needs it: a cold recall stays light
+
+        info["user_store"] = describe(self.workspace)
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info

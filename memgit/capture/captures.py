@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from memgit.capture import personal
 from memgit.capture.capture import CaptureProposal, plan, planned_against, propose
 from memgit.capture.extract import Candidate
 from memgit.errors import MemgitError
@@ -42,7 +43,8 @@ def render(ws: Workspace, proposal: CaptureProposal) -> str:
         lines.append("")
         for candidate, memory in zip(proposal.candidates, proposal.memories):
             where = ", ".join(map(str, candidate.evidence[:6]))
-            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})")
+            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})"
+                         + (" → the user store" if personal.is_personal(memory) else ""))
     else:
         lines.append("Nothing new to remember.")
     if proposal.known:
@@ -66,7 +68,7 @@ def apply(ws: Workspace, proposal: CaptureProposal, *, branch: str | None = None
     with ws.writer.writing():
         if not planned_against(ws, proposal):  # the store changed since proposing: plan again
             plan(ws, proposal, proposal.candidates + [])
-        memories = proposal.memories
+        memories = personal.keep(ws, proposal.memories, message)  # first-person preferences: the user's store
         if not memories:
             _log_restated(ws, proposal)
             return {"written": [], "branch": None, "commit": None}
