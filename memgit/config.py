@@ -340,7 +340,7 @@ _RANGES = (
     ("inject_min_score", 0.0, 1.0),
     ("memory_token_budget", 1, 1_000_000),
     ("capture_llm_timeout", 1, 3600),
-    ("rules_budget", 50, 100_000),
+    ("rules_budget", 200, 100_000),
     ("rules_min_confidence", 0.0, 1.0),
 )
 

@@ -76,6 +76,8 @@ def find(text: str) -> Span | None:
     for raw in text.split("\n"):
         line = raw.removesuffix("\r")
         start, offset = offset, offset + len(raw) + 1
+        if start == 0 and line.startswith("\ufeff"):
+            line, start = line[1:], 1  # a byte-order mark is not part of the first line
         opened = _FENCE.match(line)
         if opened and begin is None:
             fence = None if fence == opened.group(1) else (fence or opened.group(1))
@@ -129,7 +131,7 @@ def render(pinned: Sequence[Memory], rules: Sequence[Memory], budget: int) -> tu
     """The lines between the markers, and the memories that did not fit in `budget` tokens.
     Memories come in the order given; one that does not fit is left out and the next tried."""
     lines = [NOTE, HEADING]
-    used = count_tokens("\n".join(lines)) + count_tokens(END) + 12
+    used = count_tokens("\n".join([block([], "\n"), *lines])) + 1
     left: list[Memory] = []
     for label, group in (("Pinned:", pinned), ("Conventions and preferences:", rules)):
         taken: list[str] = []
@@ -146,7 +148,8 @@ def render(pinned: Sequence[Memory], rules: Sequence[Memory], budget: int) -> tu
             lines += ["", label, *taken]
             used += cost
     if len(lines) == 2:
-        lines += ["", "No pinned memories, conventions or preferences yet."]
+        lines += ["", "Nothing fits in the [rules] budget." if left else "No pinned memories, conventions or "
+                  "preferences yet."]
     return lines, left
 
 

@@ -309,7 +309,8 @@ def run(ws: Workspace, action: str, names: Sequence[str] = (), *, force: bool = 
     for target in chosen_targets:
         text = texts[target.name]
         new = with_block(target, text, inner)
-        state = "created" if text is None else "unchanged" if new == text else "updated"
+        state = ("created" if text is None else "unchanged" if new == text
+                 else "updated" if span_of(target, text) is not None else "added")
         if state != "unchanged":
             write(root, target, new)
         out.append(FileResult(target.path, state, left_out=tuple(m.id for m in left)))

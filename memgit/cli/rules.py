@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
-from memgit.cli.common import echo_json, json_option, open_memgit
+from memgit.cli.common import echo_json, json_option, open_memgit, warn
+from memgit.errors import MemgitError
+
+if TYPE_CHECKING:
+    from memgit.api import Memgit
 
 TARGET_NAMES = ("agents", "claude", "gemini", "cursor", "copilot", "windsurf", "all")
-_SAID = {"created": "created, with the memgit block", "updated": "memgit block updated",
+_SAID = {"created": "created, with the memgit block", "updated": "memgit block updated", "added": "memgit block added",
          "unchanged": "memgit block already current", "removed": "memgit block removed",
          "deleted": "deleted (memgit had created it for its block)", "absent": "no memgit block",
          "current": "memgit block is current"}
@@ -50,6 +55,16 @@ def rules(ctx: click.Context, names: Sequence[str], check: bool, remove: bool, f
             click.echo(f"left out (over the [rules] budget): {', '.join(left)}", err=True)
     if check and any(r.state != "current" for r in results):
         ctx.exit(1)
+
+
+def refresh_blocks(mem: "Memgit") -> None:
+    """After a command changed memories: bring the rules files that have a memgit block up to
+    date, saying which on stderr; a problem with them is a warning, never the command's failure."""
+    try:
+        for result in mem.rules("refresh"):
+            click.echo(f"{result.path}: memgit block updated", err=True)
+    except MemgitError as exc:
+        warn(f"rules files not updated: {exc}")
 
 
 COMMANDS = (rules,)
