@@ -28,7 +28,7 @@ def sync(start: Path) -> None:
             hooks.refresh(mem.repo)  # this hook, if an older memgit wrote it
             try:
                 mem.rules("refresh")  # the memgit blocks the project's rules files already have
-            except MemgitError:
+            except (MemgitError, OSError):
                 pass  # never in the way of the index's sync
         mem.sync()
 

@@ -213,19 +213,32 @@ def test_unknown_target_and_no_repository(store, repo: Path, tmp_path: Path) -> 
     assert opened.rules("check")[0].state == "stale"
 
 
-def test_reflect_and_capture_apply_keep_a_block_current_but_never_create_one(store, repo: Path) -> None:
-    assert rulesfile.refresh(store.workspace) == []
-    assert not (repo / "AGENTS.md").exists()  # not opted in: nothing written
-    run(repo, "rules")
-    git(repo, "add", "AGENTS.md")
-    git(repo, "commit", "-q", "-m", "rules")
-    old = store.list(kind="convention")[0]
-    store.update(old.id, title="Run the tests with pytest -q -x from the repository root")
-    code, _, err = run(repo, "reflect", "--apply")
-    assert code == 0
-    # reflect had nothing to apply here: the block follows the next change that does
-    assert rulesfile.refresh(store.workspace)[0].path == "AGENTS.md"
-    assert "pytest -q -x" in (repo / "AGENTS.md").read_text()
+def test_reflect_apply_keeps_a_block_current_but_nothing_creates_one_unasked(repo: Path) -> None:
+    memgit_cli(repo, "init")
+    memgit_cli(repo, "remember", "Run the tests with pytest -q from the repository root", "--kind", "convention")
+    memgit_cli(repo, "remember", "Run the tests with pytest -q from the repository root directory",
+               "--kind", "convention")
+    done = memgit_cli(repo, "reflect", "--apply")
+    assert "merge" in done.stdout and "memgit block" not in done.stderr
+    assert not (repo / "AGENTS.md").exists()  # the project never ran `memgit rules`: nothing written
+    git(repo, "revert", "--no-edit", "HEAD")
+    (repo / "AGENTS.md").write_bytes(b"Our text\r\n")
+    memgit_cli(repo, "rules")
+    assert (repo / "AGENTS.md").read_text().count("Run the tests") == 2
+    done = memgit_cli(repo, "reflect", "--apply")
+    assert "AGENTS.md: memgit block updated" in done.stderr
+    data = (repo / "AGENTS.md").read_bytes()
+    assert data.decode().count("Run the tests") == 1 and outside(data) == b"Our text\r\n"
+
+
+def test_capture_apply_updates_the_block(repo: Path) -> None:
+    from .conftest import ROOT
+
+    memgit_cli(repo, "init")
+    memgit_cli(repo, "rules")
+    done = memgit_cli(repo, "capture", str(ROOT / "tests" / "data" / "transcripts" / "chat-log.md"), "--apply")
+    assert "AGENTS.md: memgit block updated" in done.stderr
+    assert "pnpm" in (repo / "AGENTS.md").read_text()
 
 
 def _wait_for(path: Path, needle: str) -> str:

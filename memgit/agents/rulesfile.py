@@ -365,8 +365,8 @@ def refresh(ws: Workspace) -> list[FileResult]:
             if new != text:
                 write(root, target, new)
                 out.append(FileResult(target.path, "updated"))
-        except MemgitError:
-            continue
+        except (MemgitError, OSError):
+            continue  # a file it cannot read or write stays as it is; `memgit rules` says why
     return out
 
 
