@@ -55,7 +55,7 @@ def store(mem):  # type: ignore[no-untyped-def]
 
 
 def test_a_new_project_gets_agents_md_and_running_again_changes_nothing(store, repo: Path) -> None:
-    code, out, err = run(repo, "rules")
+    code, out, _ = run(repo, "rules")
     assert code == 0 and out == "AGENTS.md: created, with the memgit block\n"
     text = (repo / "AGENTS.md").read_text()
     inner = text.splitlines()

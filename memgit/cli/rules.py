@@ -57,7 +57,7 @@ def rules(ctx: click.Context, names: Sequence[str], check: bool, remove: bool, f
         ctx.exit(1)
 
 
-def refresh_blocks(mem: "Memgit") -> None:
+def refresh_blocks(mem: Memgit) -> None:
     """After a command changed memories: bring the rules files that have a memgit block up to
     date, saying which on stderr; a problem with them is a warning, never the command's failure."""
     try:
