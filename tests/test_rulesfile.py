@@ -275,3 +275,28 @@ def test_a_team_pins_in_one_clone_and_the_other_clone_gets_it_by_pull(repo: Path
     assert outside((bob / "AGENTS.md").read_bytes()) == outside(bob_before)
     assert memgit_cli(bob, "rules", "--check", check=False).returncode == 0
     assert os.path.exists(alice / "AGENTS.md")
+
+
+def test_the_pre_commit_framework_runs_the_rules_check(tmp_path: Path, store, repo: Path) -> None:
+    """`pre-commit try-repo` with this repository's .pre-commit-hooks.yaml, as a user's pre-commit would."""
+    pytest.importorskip("pre_commit")
+    from .conftest import ROOT
+    from .test_githooks import REAL_PIP_CACHE
+
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    if REAL_PIP_CACHE.is_dir():
+        env["PIP_CACHE_DIR"] = str(REAL_PIP_CACHE)
+    run(repo, "rules")
+    git(repo, "add", "AGENTS.md")
+
+    def try_repo() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "memgit-rules"],
+                              cwd=repo, capture_output=True, text=True, env=env, check=False)
+
+    passed = try_repo()
+    assert passed.returncode == 0 and "memgit block in agents' rules files" in passed.stdout, passed.stdout
+    store.remember("Name branches after the ticket", kind="convention", commit=False)
+    git(repo, "add", ".memory")
+    failed = try_repo()
+    assert failed.returncode == 1
+    assert "AGENTS.md: the memgit block is out of date with .memory/" in failed.stdout
