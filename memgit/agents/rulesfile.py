@@ -87,6 +87,8 @@ def chosen(memories: Sequence[Memory], min_confidence: float,
 
 
 def _utc(stamp: str) -> str:
+    if not stamp:
+        return ""
     try:
         when = datetime.fromisoformat(stamp)
     except ValueError:
@@ -97,8 +99,7 @@ def _utc(stamp: str) -> str:
 
 def _best_first(memories: list[Memory]) -> list[Memory]:
     by_id = sorted(memories, key=lambda m: m.id)
-    by_time = sorted(by_id, key=lambda m: _utc(m.updated or m.created or "0000") if (m.updated or m.created) else "",
-                     reverse=True)
+    by_time = sorted(by_id, key=lambda m: _utc(m.updated or m.created or ""), reverse=True)
     return sorted(by_time, key=lambda m: (SOURCES.index(m.source) if m.source in SOURCES else 3, -m.confidence))
 
 
