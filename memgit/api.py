@@ -27,6 +27,7 @@ from memgit.store.history import Change, changes_of, path_in_history
 from memgit.store.writer import Settled, Writer, check_fields
 
 if TYPE_CHECKING:
+    from memgit.agents.rulesfile import FileResult
     from memgit.capture.capture import CaptureProposal
     from memgit.git.memdiff import MemoryChange, Review
     from memgit.index.index import Index, SyncReport
@@ -364,7 +365,9 @@ class Memgit:
             self.workspace.require_store()
         from memgit.store import lint  # only this verb needs it: a cold recall stays light
 
-        return lint.lint(self.store, self.writer, fix=fix, commit=commit)
+        from memgit.agents.rulesfile import problems  # only this verb needs it: a cold recall stays light
+
+        return lint.lint(self.store, self.writer, fix=fix, commit=commit) + problems(self.workspace)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory as a JSON-ready dict (the import format)."""
@@ -585,6 +588,13 @@ class Memgit:
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.stats(self.workspace, since)
+
+    def rules(self, action: str = "write", *, targets: Sequence[str] = (), force: bool = False) -> "builtins.list[FileResult]":
+        """The memgit block in agents' rules files (AGENTS.md…): `action` write, check, remove or
+        refresh (only files that have one); see `memgit.agents.rulesfile`."""
+        from memgit.agents import rulesfile  # only this verb needs it: a cold recall stays light
+
+        return rulesfile.run(self.workspace, action, targets, force=force)
 
     def status(self) -> dict[str, Any]:
         """Index path, counts, embedder, which channels are on, staleness."""

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from memgit.cli.common import echo_json, open_memgit
+from memgit.cli.rules import refresh_blocks
 
 
 @click.command()
@@ -80,6 +81,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
             return
         if do_apply:
             _report(mem.apply_pending_capture(transcript, branch=branch), as_json)
+            refresh_blocks(mem)
             return
         proposal = mem.pending_capture(transcript)
     else:
@@ -101,6 +103,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     result = mem.apply_capture(proposal, branch=(branch or f"memory/capture-{proposal.id}")
                                if branch is not None else None)
     _report(result, as_json)
+    refresh_blocks(mem)
 
 
 def _report(result: dict[str, Any], as_json: bool) -> None:
