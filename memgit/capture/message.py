@@ -55,6 +55,14 @@ _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|
 _AGENT_PLAN = re.compile(r"\s*Implement the following plan\s*:", re.IGNORECASE)
 _ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
                    r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE | re.MULTILINE)
+#: Another agent's role prompt pasted after the person's own words ("… follow the prompt below: You
+#: are the reviewer agent…"): what follows it is that agent's brief.
+_ROLE_INSIDE = re.compile(r"(?<![\w'])you are (?:a|an|the|my)\s+(?:[\w-]+\s+){0,4}?(?:agent|assistant|engineer|expert"
+                          r"|architect|developer|reviewer|analyst|specialist|consultant|programmer|bot)\b",
+                          re.IGNORECASE)
+#: A line that asks about the list after it ("why…? what happens in each of these cases:"): its
+#: items are cases asked about, not statements.
+_ASKS = re.compile(r"\?|\b(?:cases|scenarios|examples|options|alternatives|which (?:one|of))\b", re.IGNORECASE)
 _TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|and|also|then|please|pls|hey|hi)[,\s]+|(?:in|for|on) [^,]{1,60},\s*)*"
     r"(?:can you|could you|would you|will you|i need you to|i want you to|help me|let'?s|we need to|go ahead"
@@ -75,7 +83,9 @@ def read_message(text: str) -> Message:
     header, group, in_fence, under = "", 0, False, 0  # under: units read since the header
     headings = bullets = quoted = lines = 0
     task = False
-    rows = text.splitlines()
+    pasted = _ROLE_INSIDE.search(text)
+    own = text[:pasted.start()] if pasted and len(text) - pasted.start() >= 300 else text
+    rows = own.splitlines()
     for number, raw in enumerate(rows):
         if _FENCE.match(raw):
             in_fence = not in_fence
@@ -111,6 +121,8 @@ def read_message(text: str) -> Message:
                 units.append(Unit(sentence.strip(), header, group, len(units), bool(bullet)))
                 task = task or bool(_TASK.match(units[-1].text))
                 under += 1
+        if body.endswith(":") and not bullet and _ASKS.search(body):
+            header, group, under = body, group + 1, 0  # the list after it is what is asked about
     long = len(text) >= DOCUMENT_CHARS
     return Message(
         text, tuple(units),
@@ -119,6 +131,11 @@ def read_message(text: str) -> Message:
         quoted=(lines >= 3 and quoted * 2 > lines) or bool(_AGENT_PLAN.match(text)),
         task=task,
     )
+
+
+def asks(header: str) -> bool:
+    """Whether a list header asks about its items ("what happens in each of these cases:")."""
+    return bool(_ASKS.search(header))
 
 
 def _bullet_next(rows: list[str], number: int) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from memgit.agents.events import Event
 from memgit.capture.candidate import Candidate, anchored_files, make_title
-from memgit.capture.message import Message, Unit, read_message
+from memgit.capture.message import Message, Unit, asks, read_message
 from memgit.memory.anchors import extract_anchors
 
 CHAT_CAP = 4  # rules one chat message may yield
@@ -214,6 +214,8 @@ def _rules(message: Message, reply: str) -> list[tuple[Unit, str]]:
     found: list[tuple[Unit, str]] = []
     for n, unit in enumerate(units):
         text, header = _said(unit), unit.header
+        if unit.bullet and asks(header):
+            continue  # a case the person asks about, not a rule
         listed = (intro and n > 0) or bool(header and (_RULES_HEADER.fullmatch(header) or _rule_header(unit)))
         if header and not listed and not _NEGATION_HEADER.fullmatch(header):
             if _NOTICE_HEADER.fullmatch(header):
@@ -292,6 +294,8 @@ def _is_rule(sentence: str, message: Message, reply: str) -> bool:
     text = sentence.strip()
     if not 8 <= len(text) <= SENTENCE_CHARS:
         return False
+    if text.endswith((":", "：")):
+        return False  # it points at what follows ("don't change X except this part:"), not a rule alone
     question = text.endswith(("?", "？"))
     if "how" in text.lower() and _UNCHECKED.search(text):
         shaped = True
