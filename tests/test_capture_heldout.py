@@ -166,3 +166,13 @@ def test_a_check_that_counts_no_errors_after_the_edit_is_a_lesson(tmp_path: Path
     assert result.exit_code == 0, result.output
     found = [c for c in json.loads(result.stdout)["candidates"] if c["kind"] == "lesson"]
     assert len(found) == 1 and "standings/+page.svelte" in found[0]["body"]
+
+
+def test_a_reaction_to_what_the_code_does_now_is_not_a_rule(tmp_path: Path) -> None:
+    said = ("ok, but what i read in the hook is that if the output folder is missing, we don't create it, "
+            "i don't want that, i want it created when it is missing.")
+    path = specstory(tmp_path, [("user", said), ("agent", "Right, I'll add mkdir -p before writing.")])
+    assert rules(path) == []
+    kept = specstory(tmp_path, [("user", "we don't create folders from hooks, i prefer a setup script."),
+                                ("agent", "Noted.")])
+    assert len(rules(kept)) == 1

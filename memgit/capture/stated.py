@@ -109,6 +109,9 @@ _THIS = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not)\s+\w+\s+(?:it|this|that
                    r"|(?:keep|leave) \w+ (?:intact|as is|as-is|unchanged|alone)\b|(?:keep|preserve) [^,;]* but\b"
                    r"|(?:i|we) (?:really )?(?:don'?t|dont|do not) (?:want|need|like) (?:this|that|these|those"
                    r"|it\b(?! to)))", re.IGNORECASE)
+#: "…, i don't want that, …" inside a sentence: the person reacts to what is on the screen.
+_REACTS = re.compile(r"[,;:]\s*(?:but\s+|and\s+|so\s+)?(?:i|we) (?:really )?(?:don'?t|dont|do not) (?:want|like)"
+                     r" (?:that|this|these|those|it)\b(?! to\b)", re.IGNORECASE)
 _GENERAL = re.compile(r"\b(?:ever|always|from now on|going forward|in this (?:repo|repository|project|codebase)"
                       r"|any ?time|every time|whenever)\b", re.IGNORECASE)
 #: How an AI should work, not how the code is: "do not guess", "read all docs first".
@@ -331,7 +334,7 @@ def _for_this_task(text: str, message: Message, listed: bool = False) -> bool:
     words about the thing at hand ("don't do that")."""
     if _GENERAL.search(text):
         return False
-    if _THIS.match(text):
+    if _THIS.match(text) or _REACTS.search(text):
         return True
     # A list the person called rules may say what to keep or ensure; a request's "keep X" is
     # about X now.
