@@ -176,3 +176,18 @@ def test_a_reaction_to_what_the_code_does_now_is_not_a_rule(tmp_path: Path) -> N
     kept = specstory(tmp_path, [("user", "we don't create folders from hooks, i prefer a setup script."),
                                 ("agent", "Noted.")])
     assert len(rules(kept)) == 1
+
+
+REPORT = ("the schema test fails:\n"
+          "FAILED tests/test_schema.py::test_fetch - AssertionError: {\"detail\": \"unable to open the store file\"}")
+CAUSE = "The `unable to open the store file` error comes from `open_store`: it joins the URL onto the working folder."
+
+
+def test_a_reported_error_quoted_again_in_the_next_message_is_no_lesson(tmp_path: Path) -> None:
+    again = pi(tmp_path, [("user", REPORT), ("say", CAUSE), ("edit", "api/store.py"),
+                          ("user", "now I get 'Unable to open the store file' from the schema page")])
+    assert [c for c in extract(transcripts.read(again)) if c.kind == "lesson"] == []
+    fixed = pi(tmp_path, [("user", REPORT), ("say", CAUSE), ("edit", "api/store.py"),
+                          ("user", "the schema page loads now, next add a row count")])
+    [lesson] = [c for c in extract(transcripts.read(fixed)) if c.kind == "lesson"]
+    assert "api/store.py" in lesson.body
