@@ -107,8 +107,9 @@ CWD = "/home/dev/league"
 
 def pi(tmp_path: Path, steps: list[tuple[Any, ...]]) -> Path:
     """A pi session: ("user", text), ("say", text), ("bash", command, output, failed), ("edit", path)."""
-    records: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "7d1c0e9a-2b4f-4c1d-9e8a-1234567890ab",
-                                      "timestamp": "2026-06-01T09:00:00.000Z", "cwd": CWD}]
+    records: list[dict[str, Any]] = [{"type": "session", "version": 3, "cwd": CWD,
+                                      "id": "7d1c0e9a-2b4f-4c1d-9e8a-1234567890ab",
+                                      "timestamp": "2026-06-01T09:00:00.000Z"}]
     parent = None
 
     def add(message: dict[str, Any]) -> None:
@@ -128,8 +129,8 @@ def pi(tmp_path: Path, steps: list[tuple[Any, ...]]) -> Path:
                     else {"path": f"{CWD}/{step[1]}", "oldText": "a", "newText": "b"})
             add({"role": "assistant", "content": [{"type": "toolCall", "id": f"call_{n}", "name": step[0],
                                                    "arguments": call}]})
-            output, failed = (step[2], step[3]) if step[0] == "bash" else (f"Successfully replaced text in {step[1]}.",
-                                                                           False)
+            edited = f"Successfully replaced text in {step[1]}."
+            output, failed = (step[2], step[3]) if step[0] == "bash" else (edited, False)
             add({"role": "toolResult", "toolCallId": f"call_{n}", "toolName": step[0],
                  "content": [{"type": "text", "text": output}], "isError": failed})
     path = tmp_path / "session.jsonl"
@@ -157,12 +158,13 @@ def test_a_check_that_counts_no_errors_after_the_edit_is_a_lesson(tmp_path: Path
     path = pi(tmp_path, [
         ("user", "add a standings page"),
         ("bash", f"{CHECK} | grep -E 'Error' | head -20", BROKEN.splitlines()[1], False),
-        ("say", "The {@const} tag sits inside a plain div, and Svelte only allows it directly under a block."),
+        ("say", "The {@const} tag sits inside a plain div, and Svelte only allows it right under a block."),
         ("edit", "web/src/routes/standings/+page.svelte"),
         ("bash", f"{CHECK} | tail -3", "====\nsvelte-check found 0 errors and 0 warnings", False),
     ])
     assert CliRunner().invoke(cli, ["-C", str(repo), "init"]).exit_code == 0
-    result = CliRunner().invoke(cli, ["-C", str(repo), "capture", "--json", str(path)], catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["-C", str(repo), "capture", "--json", str(path)],
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
     found = [c for c in json.loads(result.stdout)["candidates"] if c["kind"] == "lesson"]
     assert len(found) == 1 and "standings/+page.svelte" in found[0]["body"]
@@ -178,9 +180,10 @@ def test_a_reaction_to_what_the_code_does_now_is_not_a_rule(tmp_path: Path) -> N
     assert len(rules(kept)) == 1
 
 
-REPORT = ("the schema test fails:\n"
-          "FAILED tests/test_schema.py::test_fetch - AssertionError: {\"detail\": \"unable to open the store file\"}")
-CAUSE = "The `unable to open the store file` error comes from `open_store`: it joins the URL onto the working folder."
+REPORT = ("the schema test fails:\nFAILED tests/test_schema.py::test_fetch - "
+          "AssertionError: {\"detail\": \"unable to open the store file\"}")
+CAUSE = ("The `unable to open the store file` error comes from `open_store`: it joins the URL onto the "
+         "working folder.")
 
 
 def test_a_reported_error_quoted_again_in_the_next_message_is_no_lesson(tmp_path: Path) -> None:
@@ -191,3 +194,10 @@ def test_a_reported_error_quoted_again_in_the_next_message_is_no_lesson(tmp_path
                           ("user", "the schema page loads now, next add a row count")])
     [lesson] = [c for c in extract(transcripts.read(fixed)) if c.kind == "lesson"]
     assert "api/store.py" in lesson.body
+
+
+def test_praise_inside_a_sentence_does_not_cut_the_message() -> None:
+    text = ("thanks, you are a great assistant today. " + "The export works on my machine now. " * 8
+            + "We always write the diagrams next to the Markdown file that holds them.")
+    last = read_message(text).units[-1].text
+    assert last == "We always write the diagrams next to the Markdown file that holds them."

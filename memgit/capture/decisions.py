@@ -30,8 +30,10 @@ _RECOMMENDED = re.compile(r"\s*[(\[]\s*recommended\s*[)\]]\s*$|\s+[-—–]\s*re
 _NOTE = re.compile(r"^\s*(?:user[_ ]note|note|other)\s*[:：]\s*", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]{3,}")
 #: An answer that turns every option down and says nothing else: no choice was made.
-_DECLINED = re.compile(r"\W*(?:none(?: of (?:the above|these|those|them|the options))?|neither(?: of (?:them|these))?"
-                       r"|no preference|not sure|skip|n/?a|i don'?t know|idk|other)\W*", re.IGNORECASE)
+_DECLINED = re.compile(r"\W*(?:none(?: of (?:the above|these|those|them|the options))?"
+                       r"|neither(?: of (?:them|these))?|no preference|not sure|skip|n/?a|i don'?t know"
+                       r"|idk|other)\W*",
+                       re.IGNORECASE)
 
 
 def decisions(events: Sequence[Event]) -> list[Candidate]:

@@ -57,12 +57,13 @@ _ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b
                    r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE | re.MULTILINE)
 #: Another agent's role prompt pasted after the person's own words ("… follow the prompt below: You
 #: are the reviewer agent…"): what follows it is that agent's brief.
-_ROLE_INSIDE = re.compile(r"(?<![\w'])you are (?:a|an|the|my)\s+(?:[\w-]+\s+){0,4}?(?:agent|assistant|engineer|expert"
-                          r"|architect|developer|reviewer|analyst|specialist|consultant|programmer|bot)\b",
-                          re.IGNORECASE)
+_ROLE_INSIDE = re.compile(r"(?:^|[.:!?>\-–—]\s*)you are (?:a|an|the|my)\s+(?:[\w-]+\s+){0,4}?"
+                          r"(?:agent|assistant|engineer|expert|architect|developer|reviewer|analyst"
+                          r"|specialist|consultant|programmer|bot)\b", re.IGNORECASE | re.MULTILINE)
 #: A line that asks about the list after it ("why…? what happens in each of these cases:"): its
 #: items are cases asked about, not statements.
-_ASKS = re.compile(r"\?|\b(?:cases|scenarios|examples|options|alternatives|which (?:one|of))\b", re.IGNORECASE)
+_ASKS = re.compile(r"\?|\b(?:cases|scenarios|examples|options|alternatives|which (?:one|of))\b",
+                   re.IGNORECASE)
 _TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|and|also|then|please|pls|hey|hi)[,\s]+|(?:in|for|on) [^,]{1,60},\s*)*"
     r"(?:can you|could you|would you|will you|i need you to|i want you to|help me|let'?s|we need to|go ahead"
