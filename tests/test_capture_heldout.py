@@ -201,3 +201,10 @@ def test_praise_inside_a_sentence_does_not_cut_the_message() -> None:
             + "We always write the diagrams next to the Markdown file that holds them.")
     last = read_message(text).units[-1].text
     assert last == "We always write the diagrams next to the Markdown file that holds them."
+
+
+def test_an_e_g_sentence_after_a_rule_is_its_example(tmp_path: Path) -> None:
+    said = ("We always indent Makefile recipes with tabs. "
+            "E.g. the lint target broke when an editor put spaces there.")
+    [rule] = rules(specstory(tmp_path, [("user", said), ("agent", "Noted.")]))
+    assert rule.body == said

@@ -45,7 +45,9 @@ _BULLET = re.compile(r"^\s*(?:[-*•+▪◦]|\d{1,2}[.)]|\(?[a-z][.)]|\[[ xX]\])
 _RULER = re.compile(r"^\s*[-=*_─━#~]{3,}\s*$")
 _HEADING = re.compile(r"^\s*#{1,6}\s|^\s*(?:SECTION|PART|TASK|PHASE|STEP|STAGE|CHAPTER)\s+\w+", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(?<![^\s(\[])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # **bold**, *it*; never __init__
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z`\"'(])|(?<=[。！？；])")
+#: A sentence ends at . ! ? (not after "e.g.", "i.e.", "vs.": the sentence goes on) or at 。！？；
+_SENTENCE = re.compile(r"(?<=[.!?])(?<![eE]\.[gG]\.)(?<![iI]\.[eE]\.)(?<![vV][sS]\.)\s+(?=[A-Za-z`\"'(])"
+                       r"|(?<=[。！？；])")
 #: A line of pasted output: a log level, a stack frame, a file:line position, a lint rule id.
 _OUTPUT_LINE = re.compile(r"^\s*(?:\d+:\d+\s|at\s+\S+\s*\(|(?:error|warning|warn|info|debug|fatal|trace)\s*:"
                           r"|\[\w+\]|\w*(?:Error|Exception|Warning):)|\S+\.\w{1,5}:\d+",

@@ -137,7 +137,7 @@ _EMPHASIS = re.compile(r"\b(?:NOT|NEVER|ALWAYS|ONLY|MUST|NO)\b")
 _DESCRIPTION = re.compile(_FILLER + r"(?:always|never) (?:\w*[^su\W]s\b|(?:the|a|an|same|this|that|my|so|been|again)\b)",
                           re.IGNORECASE)
 #: A sentence that only illustrates the one before it.
-_EXAMPLE = re.compile(r"(?:for example|for instance|e\.g\.|i\.e\.|like this|such as)\b", re.IGNORECASE)
+_EXAMPLE = re.compile(r"(?:(?:for example|for instance|like this|such as)\b|e\.g\.)", re.IGNORECASE)
 _NEGATION_HEADER = re.compile(r"(?:do not|don'?t|never|avoid|always|must not|you must not)\s*:$", re.IGNORECASE)
 #: A message that says its lines are conventions: "add these conventions to CONVENTIONS.md".
 _CONVENTIONS_INTRO = re.compile(
