@@ -29,6 +29,11 @@ _APPROVE = re.compile(r"^\s*(?:yes|yep|yeah|ok(?:ay)?|sure|sounds good|looks goo
 _RECOMMENDED = re.compile(r"\s*[(\[]\s*recommended\s*[)\]]\s*$|\s+[-—–]\s*recommended\s*$", re.IGNORECASE)
 _NOTE = re.compile(r"^\s*(?:user[_ ]note|note|other)\s*[:：]\s*", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]{3,}")
+#: An answer that turns every option down and says nothing else: no choice was made.
+_DECLINED = re.compile(r"\W*(?:none(?: of (?:the above|these|those|them|the options))?"
+                       r"|neither(?: of (?:them|these))?|no preference|not sure|skip|n/?a|i don'?t know"
+                       r"|idk|other)\W*",
+                       re.IGNORECASE)
 
 
 def decisions(events: Sequence[Event]) -> list[Candidate]:
@@ -114,6 +119,8 @@ def _answered(event: Event) -> Candidate | None:
 
 
 def _says_something(text: str) -> bool:
+    if _DECLINED.fullmatch(text):
+        return False
     return len(_WORD.findall(text.lower())) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", text)) >= 3
 
 

@@ -63,6 +63,8 @@ _ENVIRONMENT = re.compile(
     r"|could not resolve host|connection (?:refused|reset)|overloaded|credit balance)")
 _FAILURE_MARK = re.compile(r"^(?:Traceback \(most recent call last\)|FAILED |fatal: |error(?:\[\w+\])?: "
                            r"|npm ERR!|[\w.]*(?:Error|Exception): )", re.MULTILINE)
+#: A checker's or runner's count of what is still wrong ("found 4 errors", "2 failed"): not a pass.
+_FAILURE_COUNT = re.compile(r"(?i)\b[1-9]\d* (?:errors?|failed|failures?|failing)\b(?! (?:fixed|resolved))")
 #: A formatter's or style checker's complaint: the tool fixes it, nothing to remember.
 _STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted"
                     r"|formatting (?:issues|check)|prettier|code style issues")
@@ -162,7 +164,8 @@ def _failed(result: Event, command: commands.Command) -> bool:
     and its output shows a failure's marks."""
     if result.error:
         return True
-    return command.piped and bool(_FAILURE_MARK.search(_clean(result.text)))
+    text = _clean(result.text)
+    return command.piped and bool(_FAILURE_MARK.search(text) or _FAILURE_COUNT.search(text))
 
 
 def _changed_options(before: commands.Command, after: commands.Command) -> str:

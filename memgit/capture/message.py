@@ -45,7 +45,9 @@ _BULLET = re.compile(r"^\s*(?:[-*•+▪◦]|\d{1,2}[.)]|\(?[a-z][.)]|\[[ xX]\])
 _RULER = re.compile(r"^\s*[-=*_─━#~]{3,}\s*$")
 _HEADING = re.compile(r"^\s*#{1,6}\s|^\s*(?:SECTION|PART|TASK|PHASE|STEP|STAGE|CHAPTER)\s+\w+", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(?<![^\s(\[])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # **bold**, *it*; never __init__
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z`\"'(])|(?<=[。！？；])")
+#: A sentence ends at . ! ? (not after "e.g.", "i.e.", "vs.": the sentence goes on) or at 。！？；
+_SENTENCE = re.compile(r"(?<=[.!?])(?<![eE]\.[gG]\.)(?<![iI]\.[eE]\.)(?<![vV][sS]\.)\s+(?=[A-Za-z`\"'(])"
+                       r"|(?<=[。！？；])")
 #: A line of pasted output: a log level, a stack frame, a file:line position, a lint rule id.
 _OUTPUT_LINE = re.compile(r"^\s*(?:\d+:\d+\s|at\s+\S+\s*\(|(?:error|warning|warn|info|debug|fatal|trace)\s*:"
                           r"|\[\w+\]|\w*(?:Error|Exception|Warning):)|\S+\.\w{1,5}:\d+",
@@ -55,6 +57,15 @@ _QUOTE_LINE = re.compile(r"^\s*(?:>|│|┃|⏺|●|⎿|(?:user|assistant|human|
 _AGENT_PLAN = re.compile(r"\s*Implement the following plan\s*:", re.IGNORECASE)
 _ROLE = re.compile(r"^\W*(?:role\s*:|you are (?:a|an|the|my)\b|you're (?:a|an)\b|act as (?:a|an)\b"
                    r"|your role\b|as an? (?:ai|expert|senior))", re.IGNORECASE | re.MULTILINE)
+#: Another agent's role prompt pasted after the person's own words ("… follow the prompt below: You
+#: are the reviewer agent…"): what follows it is that agent's brief.
+_ROLE_INSIDE = re.compile(r"(?:^|[.:!?>\-–—]\s*)you are (?:a|an|the|my)\s+(?:[\w-]+\s+){0,4}?"
+                          r"(?:agent|assistant|engineer|expert|architect|developer|reviewer|analyst"
+                          r"|specialist|consultant|programmer|bot)\b", re.IGNORECASE | re.MULTILINE)
+#: A line that asks about the list after it ("why…? what happens in each of these cases:"): its
+#: items are cases asked about, not statements.
+_ASKS = re.compile(r"\?|\b(?:cases|scenarios|examples|options|alternatives|which (?:one|of))\b",
+                   re.IGNORECASE)
 _TASK = re.compile(
     r"^(?:(?:ok(?:ay)?|so|now|and|also|then|please|pls|hey|hi)[,\s]+|(?:in|for|on) [^,]{1,60},\s*)*"
     r"(?:can you|could you|would you|will you|i need you to|i want you to|help me|let'?s|we need to|go ahead"
@@ -75,7 +86,9 @@ def read_message(text: str) -> Message:
     header, group, in_fence, under = "", 0, False, 0  # under: units read since the header
     headings = bullets = quoted = lines = 0
     task = False
-    rows = text.splitlines()
+    pasted = _ROLE_INSIDE.search(text)
+    own = text[:pasted.start()] if pasted and len(text) - pasted.start() >= 300 else text
+    rows = own.splitlines()
     for number, raw in enumerate(rows):
         if _FENCE.match(raw):
             in_fence = not in_fence
@@ -111,6 +124,8 @@ def read_message(text: str) -> Message:
                 units.append(Unit(sentence.strip(), header, group, len(units), bool(bullet)))
                 task = task or bool(_TASK.match(units[-1].text))
                 under += 1
+        if body.endswith(":") and not bullet and _ASKS.search(body):
+            header, group, under = body, group + 1, 0  # the list after it is what is asked about
     long = len(text) >= DOCUMENT_CHARS
     return Message(
         text, tuple(units),
@@ -119,6 +134,11 @@ def read_message(text: str) -> Message:
         quoted=(lines >= 3 and quoted * 2 > lines) or bool(_AGENT_PLAN.match(text)),
         task=task,
     )
+
+
+def asks(header: str) -> bool:
+    """Whether a list header asks about its items ("what happens in each of these cases:")."""
+    return bool(_ASKS.search(header))
 
 
 def _bullet_next(rows: list[str], number: int) -> bool:

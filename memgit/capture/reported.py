@@ -74,7 +74,8 @@ def reported(events: Sequence[Event], base: str) -> list[Candidate]:
         if not error:
             continue
         following = events[end].text if end < len(events) else ""
-        still = _STILL.search(following) and _words(following) & (_words(error) | _words(cause))
+        still = (_STILL.search(following) and _words(following) & (_words(error) | _words(cause))
+                 or _repeats(error, following))
         if not following or still:
             continue  # not confirmed, or still broken
         files = relative(flat(e.files for e in edits), base)
@@ -83,6 +84,13 @@ def reported(events: Sequence[Event], base: str) -> list[Candidate]:
         out.append(Candidate("lesson", make_title(f"{error}: {cause}", 110), body, "inferred", 0.6, evidence,
                              files=files))
     return out
+
+
+def _repeats(error: str, following: str) -> bool:
+    """Whether the user's next message quotes the error's message again ("I get 'unable to open
+    database file' when…"): the fix did not hold, whatever words come around it."""
+    message = re.split(r":\s*", error)[-1].strip(" \"'{}[]()`.,;")
+    return len(message) >= 12 and message.lower() in following.lower()
 
 
 def _terms(text: str) -> set[str]:

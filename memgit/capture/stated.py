@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from memgit.agents.events import Event
 from memgit.capture.candidate import Candidate, anchored_files, make_title
-from memgit.capture.message import Message, Unit, read_message
+from memgit.capture.message import Message, Unit, asks, read_message
 from memgit.memory.anchors import extract_anchors
 
 CHAT_CAP = 4  # rules one chat message may yield
@@ -109,6 +109,9 @@ _THIS = re.compile(_FILLER + r"(?:(?:don'?t|dont|do not)\s+\w+\s+(?:it|this|that
                    r"|(?:keep|leave) \w+ (?:intact|as is|as-is|unchanged|alone)\b|(?:keep|preserve) [^,;]* but\b"
                    r"|(?:i|we) (?:really )?(?:don'?t|dont|do not) (?:want|need|like) (?:this|that|these|those"
                    r"|it\b(?! to)))", re.IGNORECASE)
+#: "…, i don't want that, …" inside a sentence: the person reacts to what is on the screen.
+_REACTS = re.compile(r"[,;:]\s*(?:but\s+|and\s+|so\s+)?(?:i|we) (?:really )?(?:don'?t|dont|do not) (?:want|like)"
+                     r" (?:that|this|these|those|it)\b(?! to\b)", re.IGNORECASE)
 _GENERAL = re.compile(r"\b(?:ever|always|from now on|going forward|in this (?:repo|repository|project|codebase)"
                       r"|any ?time|every time|whenever)\b", re.IGNORECASE)
 #: How an AI should work, not how the code is: "do not guess", "read all docs first".
@@ -134,7 +137,7 @@ _EMPHASIS = re.compile(r"\b(?:NOT|NEVER|ALWAYS|ONLY|MUST|NO)\b")
 _DESCRIPTION = re.compile(_FILLER + r"(?:always|never) (?:\w*[^su\W]s\b|(?:the|a|an|same|this|that|my|so|been|again)\b)",
                           re.IGNORECASE)
 #: A sentence that only illustrates the one before it.
-_EXAMPLE = re.compile(r"(?:for example|for instance|e\.g\.|i\.e\.|like this|such as)\b", re.IGNORECASE)
+_EXAMPLE = re.compile(r"(?:(?:for example|for instance|like this|such as)\b|e\.g\.)", re.IGNORECASE)
 _NEGATION_HEADER = re.compile(r"(?:do not|don'?t|never|avoid|always|must not|you must not)\s*:$", re.IGNORECASE)
 #: A message that says its lines are conventions: "add these conventions to CONVENTIONS.md".
 _CONVENTIONS_INTRO = re.compile(
@@ -214,6 +217,8 @@ def _rules(message: Message, reply: str) -> list[tuple[Unit, str]]:
     found: list[tuple[Unit, str]] = []
     for n, unit in enumerate(units):
         text, header = _said(unit), unit.header
+        if unit.bullet and asks(header):
+            continue  # a case the person asks about, not a rule
         listed = (intro and n > 0) or bool(header and (_RULES_HEADER.fullmatch(header) or _rule_header(unit)))
         if header and not listed and not _NEGATION_HEADER.fullmatch(header):
             if _NOTICE_HEADER.fullmatch(header):
@@ -292,6 +297,8 @@ def _is_rule(sentence: str, message: Message, reply: str) -> bool:
     text = sentence.strip()
     if not 8 <= len(text) <= SENTENCE_CHARS:
         return False
+    if text.endswith((":", "：")):
+        return False  # it points at what follows ("don't change X except this part:"), not a rule alone
     question = text.endswith(("?", "？"))
     if "how" in text.lower() and _UNCHECKED.search(text):
         shaped = True
@@ -327,7 +334,7 @@ def _for_this_task(text: str, message: Message, listed: bool = False) -> bool:
     words about the thing at hand ("don't do that")."""
     if _GENERAL.search(text):
         return False
-    if _THIS.match(text):
+    if _THIS.match(text) or _REACTS.search(text):
         return True
     # A list the person called rules may say what to keep or ensure; a request's "keep X" is
     # about X now.
