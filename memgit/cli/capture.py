@@ -43,7 +43,8 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     """Propose memories from an agent session transcript: conventions the user stated, lessons
     (a failure and what fixed it), decisions, and a task summary.
 
-    PATH is a Claude Code or Codex JSONL transcript, or a Markdown/plain-text chat log. Without
+    PATH is an agent's transcript: Claude Code, Codex, Gemini CLI or pi JSONL, a SpecStory,
+    cctrace or Aider export, or a Markdown/plain-text chat log. Without
     --apply nothing is written: the proposal is printed as a diff of the memory files plus a
     summary. Secrets are redacted, and what the store already knows is left out.
     """
