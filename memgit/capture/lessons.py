@@ -50,11 +50,33 @@ _EXCEPTION = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*"
 _PYTEST_E = re.compile(r"^E\s+[\w.]*(?:Error|Exception)\b")
 _RAISED = re.compile(r"^(?:\[[^\]]*\]:?\s*)?[A-Za-z_][\w.]*(?:Error|Exception)(?::\s|$)")
 _FAILED = re.compile(r"^(?:FAILED|FAIL|ERROR)\s+\S+.*")
-_NAMED = re.compile(
-    r"(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror\b\s*(?:\[\w+\]|TS\d+|[A-Z]+\d+)?:|\bERR!|\bfatal:|\bpanic:"
-    r"|\bHH\d+\b|\b[A-Z]{1,4}\d{2,5}\b:|Cannot find module|Unresolved reference|cannot find symbol"
+_NAMED_WORDS = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b\s*(?:\[\w+\]|TS\d+|[A-Z]+\d+)?:|\bERR!|\bfatal:|\bpanic:"
+    r"|Cannot find module|Unresolved reference|cannot find symbol"
     r"|undefined reference|is not defined|is not a function|No module named|command not found"
-    r"|Could not resolve|not assignable|has no attribute|unable to resolve)", re.IGNORECASE)
+    r"|Could not resolve|not assignable|has no attribute|unable to resolve", re.IGNORECASE)
+_NAMED_CODE = re.compile(r"\b(?:HH\d+\b|[A-Z]{1,4}\d{2,5}\b:)", re.IGNORECASE)
+#: Words one of `_NAMED_WORDS`' alternatives needs (lower case): a line without any is not tried.
+_NAMED_HINTS = ("error", "exception", "err!", "fatal:", "panic:", "cannot find", "unresolved", "undefined",
+                "is not", "no module", "not found", "could not", "not assignable", "has no attribute",
+                "unable to")
+
+
+class _Named:
+    """A line that names its error ("TypeError", "error TS2304:", "fatal:", "HH8", "Cannot find
+    module"…). The words are looked for only in a line holding one of their hints, the codes only
+    in a line with a digit: one alternation over every line of a long log cost most of capture's
+    time."""
+
+    @staticmethod
+    def search(line: str) -> bool:
+        low = line.lower()
+        if any(hint in low for hint in _NAMED_HINTS) and _NAMED_WORDS.search(line):
+            return True
+        return any(c.isdigit() for c in line) and _NAMED_CODE.search(line) is not None
+
+
+_NAMED = _Named()
 _DIAGNOSTIC = re.compile(r"^\S+\.\w+:\d+(?::\d+)?:?\s*\S*")
 _ENVIRONMENT = re.compile(
     r"(?i)\b(?:EADDRINUSE|address already in use|EPERM|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN"
