@@ -27,6 +27,7 @@ from memgit.store.history import Change, changes_of, path_in_history
 from memgit.store.writer import Settled, Writer, check_fields
 
 if TYPE_CHECKING:
+    from memgit.agents.rulesfile import FileResult
     from memgit.capture.capture import CaptureProposal
     from memgit.git.memdiff import MemoryChange, Review
     from memgit.index.index import Index, SyncReport
@@ -84,6 +85,14 @@ def open(path: str | os.PathLike[str] = ".", *, memory_dir: str | os.PathLike[st
         repo = gitrepo.require(start)
         folder = repo.root / config_mod.MEMORY_DIR
     return Memgit(folder, repo, warn or _stderr, warm=warm, lock_timeout=lock_timeout)
+
+
+def open_user(*, create: bool = False, warn: Warn | None = None, warm: bool = False) -> "Memgit":
+    """The user's own store (`memgit.store.userstore`): personal memories, recalled in every
+    project, never committed to one. `create` makes it (a repository, `.memory/`, a first commit)."""
+    from memgit.store import userstore  # only this verb needs it: a cold recall stays light
+
+    return open(userstore.prepare() if create else userstore.require().root, warn=warn, warm=warm)
 
 
 class Memgit:
@@ -356,7 +365,9 @@ class Memgit:
             self.workspace.require_store()
         from memgit.store import lint  # only this verb needs it: a cold recall stays light
 
-        return lint.lint(self.store, self.writer, fix=fix, commit=commit)
+        from memgit.agents.rulesfile import problems  # only this verb needs it: a cold recall stays light
+
+        return lint.lint(self.store, self.writer, fix=fix, commit=commit) + problems(self.workspace)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
         """Every memory as a JSON-ready dict (the import format)."""
@@ -578,6 +589,13 @@ class Memgit:
 
         return upkeep.stats(self.workspace, since)
 
+    def rules(self, action: str = "write", *, targets: Sequence[str] = (), force: bool = False) -> "builtins.list[FileResult]":
+        """The memgit block in agents' rules files (AGENTS.md…): `action` write, check, remove or
+        refresh (only files that have one); see `memgit.agents.rulesfile`."""
+        from memgit.agents import rulesfile  # only this verb needs it: a cold recall stays light
+
+        return rulesfile.run(self.workspace, action, targets, force=force)
+
     def status(self) -> dict[str, Any]:
         """Index path, counts, embedder, which channels are on, staleness."""
         self.workspace.require_store()
@@ -593,6 +611,9 @@ class Memgit:
             from memgit.git.mergesetup import state  # only this verb needs it: a cold recall stays light
 
             info["merge_driver"] = state(self.repo, self.memory_dir)
+        from memgit.recall.scopes import describe  # only this verb needs it: a cold recall stays light
+
+        info["user_store"] = describe(self.workspace)
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info

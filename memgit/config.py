@@ -92,6 +92,11 @@ DEFAULT_TOML = """\
 # "codex exec", "ollama run MODEL", or a command speaking memgit's JSON protocol) likewise:
 # MEMGIT_CAPTURE_LLM_COMMAND, git config memgit.capture.llm-command, or your own file.
 # llm_timeout = 120         # seconds the judge may take; past it the rules' proposal is kept
+
+[rules]
+# What 'memgit rules' writes into AGENTS.md and the other rules files (docs/agents.md):
+# budget = 1500             # tokens for the whole block
+# min_confidence = 0.6      # conventions and preferences under this are left out (pinned ones never)
 """
 
 #: Settings that name code or a command: honoured only from the user's machine.
@@ -135,6 +140,8 @@ class Config:
     capture_command: str = ""
     capture_llm_command: str = ""
     capture_llm_timeout: int = 120
+    rules_budget: int = 1500
+    rules_min_confidence: float = 0.6
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     ignored: tuple[str, ...] = field(default=(), compare=False)
 
@@ -333,6 +340,8 @@ _RANGES = (
     ("inject_min_score", 0.0, 1.0),
     ("memory_token_budget", 1, 1_000_000),
     ("capture_llm_timeout", 1, 3600),
+    ("rules_budget", 200, 100_000),
+    ("rules_min_confidence", 0.0, 1.0),
 )
 
 

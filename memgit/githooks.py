@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from memgit.errors import MemgitError
 from memgit.git import hooks
 from memgit.git import repo as gitrepo
 
@@ -25,6 +26,10 @@ def sync(start: Path) -> None:
             return
         if mem.repo is not None:
             hooks.refresh(mem.repo)  # this hook, if an older memgit wrote it
+            try:
+                mem.rules("refresh")  # the memgit blocks the project's rules files already have
+            except (MemgitError, OSError):
+                pass  # never in the way of the index's sync
         mem.sync()
 
 

@@ -73,6 +73,16 @@ def build(mem: "Memgit") -> "MCPServer":
                                                           "lesson, skill, checkpoint, summary.")]
     Items = Annotated[list[str], Field(description="Zero or more items.")]
 
+    users: list[Memgit] = []
+
+    def user_store() -> "Memgit":
+        """The user's own store, made on first use and kept open with the server."""
+        if not users:
+            from memgit.api import open_user  # the first time a memory goes to the user store
+
+            users.append(open_user(create=True, warn=mem.warn))
+        return users[0]
+
     @tool
     def recall(
         query: Query,
@@ -111,16 +121,25 @@ def build(mem: "Memgit") -> "MCPServer":
         supersedes: Annotated[list[str], Field(description=(
             "Ids of existing memories this one replaces (e.g. m-7f3a2c). It hides only inferred ones; "
             "replacing a user's or static memory is proposed for a person."))] = [],  # noqa: B006
+        scope: Annotated[Literal["project", "user"] | None, Field(description=(
+            "project: the project's repository (shared with the team); user: the user's own store, "
+            "recalled in every project. Default: user for a first-person preference with no file or "
+            "symbol ('I prefer…', 'my machine…'), else project."))] = None,
     ) -> dict[str, Any]:
         """Save a memory as one git commit under .memory/. The same text twice is not duplicated;
         text that looks like a credential is refused (memories are pushed to remotes)."""
+        from memgit.memory.personal import scope_for  # only this tool needs it
+
+        where = scope or scope_for(kind, f"{title or ''}\n{text}", [*files, *([entity] if entity else [])], symbols)
+        store = mem if where == "project" else user_store()
         # An agent's word never hides what a person said, whatever `source` it claims (memgit.trust).
-        result = mem.remember(text, title=title, kind=kind, entity=entity, source=source, confidence=confidence,
+        result = store.remember(text, title=title, kind=kind, entity=entity, source=source, confidence=confidence,
                               task_id=task, tags=tags, files=files, symbols=symbols, supersedes=supersedes,
                               trust="inferred")
         held = proposed(result.memory)
         return {"id": result.memory.id, "created": result.created, "duplicate_of": result.duplicate_of,
-                "title": result.memory.title, "path": mem.rel_path(result.memory), "commit": result.commit,
+                "title": result.memory.title, "path": store.rel_path(result.memory), "commit": result.commit,
+                "scope": where,
                 **({"proposed_supersedes": held, "note": "these memories stay recalled: replacing them is "
                     "proposed for a person ('memgit reflect' lists it)"} if held else {})}
 

@@ -93,17 +93,15 @@ def test_codex_rollout_candidates() -> None:
         ("preference", "Don't add new dependencies without asking me first", "user"),
         ("convention", "We inject the clock through Client.__init__, never call time.sleep directly", "user"),
         ("lesson", "pytest -q tests/test_client.py: ModuleNotFoundError: No module named 'tenacity'", "inferred"),
-        ("lesson", "pytest -q tests/test_client.py: AssertionError: fetch took 7.0s, expected under 1s with the fake "
-         "clock", "inferred"),
+        # The fake-clock failure is fixed by an edit the agent never explained: no lesson.
         ("decision", "Approved plan: Add a RetryPolicy dataclass in src/net/retry.py", "user"),
         ("summary", "Session: Add retries to Client.fetch in src/net/client.py; flaky upstreams time out", "inferred"),
     ]
     # An edit that got past one failure into another is a lesson of its own.
     assert found[2].body.endswith("Fixed by changing src/net/retry.py (RetryPolicy, run); then it failed differently.")
-    lesson = found[3]
-    assert lesson.files == ("src/net/retry.py",) and lesson.symbols == ("src/net/retry.py::run",)
-    assert found[4].files == ("src/net/retry.py", "tests/test_client.py")
-    assert found[5].files == ("src/net/retry.py", "src/net/client.py")
+    assert "Why: tenacity is not installed." in found[2].body
+    assert found[3].files == ("src/net/retry.py", "tests/test_client.py")
+    assert found[4].files == ("src/net/retry.py", "src/net/client.py")
     transcript = transcripts.read(CODEX)
     assert transcript.skipped == 2  # an unknown record type (world_state) and a line that is not JSON
     # The user's words are read once (event_msg), not twice (response_item copy), and the
@@ -117,7 +115,7 @@ def test_chinese_session_candidates() -> None:
     assert [(c.kind, c.title) for c in found] == [
         ("convention", "以后日期一律用 ISO 8601 格式存储，不要用斜杠"),
         ("convention", "我们用 pendulum 处理时区，不用 arrow"),
-        ("lesson", "python -m pytest tests/test_parser.py -q: ValueError: time data '2024/01/05' does not match format "
+        ("lesson", "pytest tests/test_parser.py -q: ValueError: time data '2024/01/05' does not match format "
                    "'%Y-%m-%d'"),
         ("decision", "Chose: 数据库里存 UTC 时间戳"),
         ("summary", "Session: 修复 src/parser.py 里的日期解析错误"),
@@ -202,9 +200,9 @@ def test_secrets_are_redacted_or_dropped(store: Path) -> None:
 def test_json_has_evidence_and_paths(store: Path) -> None:
     data = json.loads(run(store, "capture", str(CODEX), "--json").stdout)
     assert data["format"] == "codex" and data["skipped_lines"] == 2
-    lesson = [c for c in data["candidates"] if c["kind"] == "lesson"][1]
-    assert lesson["evidence"]["lines"] == [15, 21, 22, 25]
-    assert lesson["path"].startswith(".memory/pytest-q-tests-test-client-py-assertionerror")
+    lesson = next(c for c in data["candidates"] if c["kind"] == "lesson")
+    assert lesson["evidence"]["lines"] == [15, 18, 21]
+    assert lesson["path"].startswith(".memory/pytest-q-tests-test-client-py-modulenotfounderror")
     assert lesson["id"].startswith("m-")
 
 
@@ -219,7 +217,7 @@ def test_known_memories_are_not_proposed_again(store: Path) -> None:
     assert run(store, "capture", str(CODEX), "--apply").exit_code == 0
     again = run(store, "capture", str(CODEX))
     assert "Nothing new to remember." in again.stdout and len(json.loads(
-        run(store, "capture", str(CODEX), "--json").stdout)["known"]) == 6
+        run(store, "capture", str(CODEX), "--json").stdout)["known"]) == 5
 
 
 def test_apply_stages_and_does_not_commit(store: Path) -> None:
@@ -289,7 +287,7 @@ def test_apply_on_a_branch_leaves_the_work_tree_alone(store: Path) -> None:
     assert git(store, "rev-parse", "HEAD") == head
     assert git(store, "status", "--porcelain") == "A  wip.txt\n"
     files = git(store, "show", "--name-only", "--format=", "memory/codex").split()
-    assert len(files) == 6 and all(f.startswith(".memory/") for f in files)
+    assert len(files) == 5 and all(f.startswith(".memory/") for f in files)
     assert git(store, "rev-parse", "memory/codex~1") == head
     again = run(store, "capture", str(CODEX), "--apply", "--branch", "memory/codex")
     assert again.exit_code == 1 and "already exists" in again.stderr

@@ -56,9 +56,11 @@ def test_precision_and_recall_on_the_labelled_sessions(tmp_path: Path) -> None:
         matched = kept
         assert kept / found >= 0.8, (kind, per_kind)  # precision
         assert matched / gold_total >= 0.6, (kind, per_kind)  # recall
-    # As measured when this test was written (found, kept, gold); the eighth summary is the Aider
-    # session's, now that its applied edit is read (no gold summary is labelled for it).
-    assert per_kind == {"stated": [21, 21, 21], "lesson": [6, 6, 6], "decision": [3, 3, 3], "summary": [8, 7, 7]}
+    # As measured (found, kept, gold). Two gold lessons are fixes the agent never explained (an edit
+    # right after a failure, no word on the cause): a lesson must say why, so they are not proposed.
+    # The eighth summary is the Aider session's, now that its applied edit is read (no gold summary
+    # is labelled for it).
+    assert per_kind == {"stated": [21, 21, 21], "lesson": [4, 4, 6], "decision": [3, 3, 3], "summary": [8, 7, 7]}
 
 
 def test_a_session_that_fixed_nothing_proposes_nothing(tmp_path: Path) -> None:

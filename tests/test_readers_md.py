@@ -140,6 +140,10 @@ _**Agent - sidechain (claude-haiku 2026-03-02 10:00:07Z)**_
 
 Explore the importer and always report file paths.
 
+_**Agent (claude-sonnet-4 2026-03-02 10:00:08Z)**_
+
+The importer indexes `row[0]` before checking that the row has any cells, so an empty row raises the IndexError.
+
 _**Agent (claude-sonnet-4 2026-03-02 10:00:09Z)**_
 
 <tool-use data-tool-type="write" data-tool-name="Edit"><details>
@@ -538,6 +542,12 @@ pnpm run build
 ```
 src/feed.ts(3,1): error TS2304: Cannot find name 'Item'.
 ```
+
+---
+
+_**Assistant**_
+
+The feed uses the `Item` type without importing it from `./types`, so the build fails.
 
 ---
 

@@ -78,7 +78,7 @@ def read(path: str | Path, format: str | None = None) -> Transcript:
                           + (f" (it looks like {seen.FORMAT}: leave out --format)" if seen else ""))
     reader = forced or sniff(head)
     if reader is None:
-        raise MemgitError(f"{path} is not a transcript memgit reads (Claude Code or Codex JSONL, "
+        raise MemgitError(f"{path} is not a transcript memgit reads (Claude Code, Codex, Gemini CLI or pi JSONL, "
                           "Cursor, SpecStory, cctrace, Aider, a Markdown or plain-text chat log)")
     transcript = Transcript(str(path), reader.FORMAT)
     with open_regular(path) as handle:

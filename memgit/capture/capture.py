@@ -23,14 +23,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memgit.agents import transcripts
 from memgit.capture import judge
 from memgit.capture.extract import Candidate, extract, fit
+from memgit.capture.paths import Place
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
@@ -42,6 +45,8 @@ from memgit.reflect.duplicates import Detector
 
 MARKER = "[secret redacted]"
 NEAR_DUPLICATE = 0.8  # share of a candidate's words already in one memory
+NEAR_MIN_WORDS = 6  # a shorter candidate must share most of the memory's words too
+SAME_SUBSTANCE = 0.5  # the duplicate detector's similarity a restatement reaches on its own
 
 
 @dataclass
@@ -90,7 +95,12 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None,
     if repo is not None and transcript.started and transcript.ended:
         git_files = [f for f in gitrepo.changed_between(repo, transcript.started, transcript.ended)
                      if not f.startswith(".memory/")]
-    found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files)
+    place = Place(str(repo.root) if repo is not None else "", transcript.cwd,
+                  (lambda: gitrepo.files(repo, repo.root)) if repo is not None else (lambda: ()))
+    found = extract(transcript, root=transcript.cwd or (str(repo.root) if repo else ""), git_files=git_files,
+                    place=place.paths)
+    place.paths(f for c in found for f in c.files)  # where the project's folder is, if it shows
+    found = [place.candidate(c) for c in found]
     digest = hashlib.sha1(f"{transcript.session_id or Path(path).resolve()}".encode()).hexdigest()[:8]
     proposal = CaptureProposal(digest, str(path), transcript.format, transcript.session_id, transcript.lines,
                         transcript.skipped, [])
@@ -106,7 +116,7 @@ def propose(ws: Workspace, path: str | Path, *, llm_cmd: str | None = None,
             proposal.judge = f"the judge failed ({exc}); the rules' candidates are kept unjudged"
         else:
             proposal.dropped.extend(vetoed)
-            clean = [fit(c) for c in _redact_all(clean, proposal)]
+            clean = [fit(place.candidate(c)) for c in _redact_all(clean, proposal)]
     plan(ws, proposal, clean)
     return proposal
 
@@ -119,21 +129,40 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
     taken: set[str] = set()
     ids: set[str] = {m.id for m in existing}
     proposal.candidates, proposal.memories = [], []
-    kept: list[Candidate] = []
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    twins = _detected(existing, candidates)
-    for number, candidate in enumerate(candidates):
+    # Only lasting notes make a candidate "already known" (not a checkpoint: it repeats what the
+    # session did); a summary makes known only its own task's summary, or the same words.
+    task = proposal.session_id
+    lasting = [m for m in existing if _lasting(m)]
+    pools = {"summary": [m for m in lasting if m.kind == "summary"],
+             "rule": [m for m in lasting if m.kind != "summary"]}
+    in_pool = {name: {m.id for m in pool} for name, pool in pools.items()}
+    rules = [c for c in candidates if c.kind != "summary"]
+    twins = _detected(pools["rule"], rules)
+    rule_number = -1
+    notes = _Notes([(m.id, m.title + "\n" + m.body) for m in pools["rule"]])
+    said = _Notes()  # the rules kept so far
+    for candidate in candidates:
         key = fmt.normalized_text(candidate.title, candidate.body)
-        same = (index.same_text(candidate.title, candidate.body) if index is not None
-                else [m for m in existing if fmt.normalized_text(m.title, m.body) == key])
-        twin = same[0].id if same else twins.get(number) or _near(candidate, existing)
+        name = "summary" if candidate.kind == "summary" else "rule"
+        rule_number += name == "rule"
+        same = [m for m in (index.same_text(candidate.title, candidate.body) if index is not None else existing)
+                if m.id in in_pool[name] and fmt.normalized_text(m.title, m.body) == key]
+        if same:
+            twin: str | None = same[0].id
+        elif name == "summary":
+            twin = next((m.id for m in pools[name] if task and m.task_id == task), None)
+        else:
+            twin = twins.get(rule_number) or _near(candidate, notes)
         if twin is not None:
             proposal.known.append((candidate, twin))
             continue
-        if any(_overlap(candidate, other.title + "\n" + other.body) >= NEAR_DUPLICATE for other in kept):
-            proposal.dropped.append((candidate, "said twice in the session"))
-            continue
-        kept.append(candidate)
+        if name == "rule":
+            mine = _words(candidate.title + "\n" + candidate.body)
+            if said.holding(mine):
+                proposal.dropped.append((candidate, "said twice in the session"))
+                continue
+            said.add("", mine)
         # The same proposal gets the same ids when shown and when applied, unless taken.
         stable = "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
         memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title,
@@ -154,6 +183,12 @@ def planned_against(ws: Workspace, proposal: CaptureProposal) -> bool:
     again would give the same memories, ids and file names)."""
     return proposal.basis is not None and proposal.basis == _basis([m for m in lookup.select(ws) if m.active]) \
         and not any((ws.memory_dir / m.path).exists() for m in proposal.memories)
+
+
+def _lasting(memory: Memory) -> bool:
+    """Whether `memory` is a lasting note: not a checkpoint or a hand-off (they expire, and
+    repeat what a session did rather than what it learned), nor anything else that expires."""
+    return memory.kind != "checkpoint" and not memory.expires and not {"checkpoint", "handoff"} & set(memory.tags)
 
 
 def _basis(existing: list[Memory]) -> tuple[tuple[str, str, str], ...]:
@@ -179,6 +214,8 @@ def _detected(existing: list[Memory], candidates: list[Candidate]) -> dict[int, 
     known = {m.id for m in existing}
     found: dict[int, str] = {}
     for pair in Detector([*existing, *memories]).duplicates(list(probes)):
+        if pair.score < SAME_SUBSTANCE:
+            continue  # in a small store any related note is the closest by far: not a restatement
         for probe, other in ((pair.a, pair.b), (pair.b, pair.a)):
             if probe in probes and other in known:
                 found[probes[probe]] = other
@@ -192,15 +229,50 @@ def _words(text: str) -> set[str]:
     return {w for w in words if w and w not in _STOP and not ("\u4e00" <= w <= "\u9fff")} | grams
 
 
-def _overlap(candidate: Candidate, text: str) -> float:
+class _Notes:
+    """The word sets of some notes, indexed by word, to find those that hold most of a
+    candidate's words without comparing it with every note (a long session has thousands of
+    candidates, a store thousands of memories)."""
+
+    def __init__(self, notes: Iterable[tuple[str, str]] = ()) -> None:
+        self.ids: list[str] = []
+        self.words: list[set[str]] = []
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for key, text in notes:
+            self.add(key, _words(text))
+
+    def add(self, key: str, words: set[str]) -> None:
+        for word in words:
+            self.postings[word].append(len(self.ids))
+        self.ids.append(key)
+        self.words.append(words)
+
+    def holding(self, mine: set[str]) -> list[tuple[float, str, set[str]]]:
+        """(share of `mine` it holds, id, its words) of each note holding NEAR_DUPLICATE of them."""
+        if len(mine) < 2:
+            return []
+        need = next(k for k in range(len(mine) + 1) if k / len(mine) >= NEAR_DUPLICATE)
+        # A note holding `need` of my words holds one of any len(mine) - need + 1 of them:
+        # look up only the rarest.
+        rare = sorted(mine, key=lambda w: len(self.postings.get(w, ())))[: len(mine) - need + 1]
+        found = {i for word in rare for i in self.postings.get(word, ())}
+        out = []
+        for i in sorted(found):
+            shared = len(mine & self.words[i])
+            if shared >= need:
+                out.append((shared / len(mine), self.ids[i], self.words[i]))
+        return out
+
+
+def _near(candidate: Candidate, notes: _Notes) -> str | None:
     mine = _words(candidate.title + "\n" + candidate.body)
-    if len(mine) < 2:
-        return 0.0
-    return len(mine & _words(text)) / len(mine)
-
-
-def _near(candidate: Candidate, existing: list[Memory]) -> str | None:
-    best = max(((_overlap(candidate, m.title + "\n" + m.body), m.id) for m in existing), default=(0.0, ""))
+    best: tuple[float, str] = (0.0, "")
+    for share, mid, theirs in notes.holding(mine):
+        # A short candidate ("Run the tests first") has all its words in many a longer note
+        # without saying what it says: it is known only by a note about as short.
+        if len(mine) < NEAR_MIN_WORDS and not (theirs and len(theirs & mine) / len(theirs) >= NEAR_DUPLICATE):
+            continue
+        best = max(best, (share, mid))
     return best[1] if best[0] >= NEAR_DUPLICATE else None
 
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from memgit.capture import personal
 from memgit.capture.capture import CaptureProposal, plan, planned_against, propose
 from memgit.capture.extract import Candidate
 from memgit.errors import MemgitError
@@ -47,7 +48,8 @@ def render(ws: Workspace, proposal: CaptureProposal) -> str:
         lines.append("")
         for candidate, memory in zip(proposal.candidates, proposal.memories):
             where = ", ".join(map(str, candidate.evidence[:6]))
-            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})")
+            lines.append(f"- **{candidate.kind}** {candidate.title} ({candidate.source}, line {where})"
+                         + (" → the user store" if personal.is_personal(memory) else ""))
     else:
         lines.append("Nothing new to remember.")
     if proposal.known:
@@ -71,7 +73,7 @@ def apply(ws: Workspace, proposal: CaptureProposal, *, branch: str | None = None
     with ws.writer.writing():
         if not planned_against(ws, proposal):  # the store changed since proposing: plan again
             plan(ws, proposal, proposal.candidates + [])
-        memories = proposal.memories
+        memories = personal.keep(ws, proposal.memories, message)  # first-person preferences: the user's store
         if not memories:
             _log_restated(ws, proposal)
             return {"written": [], "branch": None, "commit": None}
@@ -127,7 +129,21 @@ def _read(folder: Path) -> list[dict[str, Any]]:
 
 
 def pending(ws: Workspace) -> list[dict[str, Any]]:
-    """The proposals the session-end hook left, newest first."""
+    """The proposals the session-end hook left, newest first, each with the candidates it
+    would show now: planned again against the store, as `load_pending` does, so that the
+    count listed is the count shown."""
+    out = []
+    for data in _waiting(ws):
+        try:
+            now = _planned(ws, data).to_dict(ws.rel_path)
+        except (KeyError, TypeError, ValueError, AttributeError):  # a damaged file: not a proposal
+            continue
+        out.append(dict(data, candidates=now["candidates"], known=now["known"]))
+    return out
+
+
+def _waiting(ws: Workspace) -> list[dict[str, Any]]:
+    """The proposal files as kept, newest first."""
     out = [d for d in _read(_folder(ws)) if isinstance(d.get("candidates"), list)
            and isinstance(d.get("id"), str) and _ID.fullmatch(d["id"])]
     return sorted(out, key=lambda d: str(d.get("created", "")), reverse=True)
@@ -136,7 +152,7 @@ def pending(ws: Workspace) -> list[dict[str, Any]]:
 def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
     """A pending proposal by id (or unique id prefix), planned again against the store."""
     ref = ref.strip()
-    waiting = pending(ws)
+    waiting = _waiting(ws)
     matches = [d for d in waiting if str(d.get("id", "")).startswith(ref)] if ref else []
     if len(matches) != 1:
         done = [d for d in _read(_done(ws)) if ref and str(d.get("id", "")).startswith(ref)]
@@ -146,7 +162,11 @@ def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
         what = "more than one" if matches else "no"
         raise MemgitError(f"{what} pending capture proposal matches {ref!r} (pending: {found}); "
                           "'memgit capture --pending' lists them")
-    data = matches[0]
+    return _planned(ws, matches[0])
+
+
+def _planned(ws: Workspace, data: dict[str, Any]) -> CaptureProposal:
+    """A kept proposal planned again against the store as it is now."""
     candidates = [c for c in map(_candidate, data["candidates"]) if c is not None]
     proposal = CaptureProposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
                         str(data.get("session_id", "")), _count(data.get("lines")),
@@ -242,6 +262,8 @@ def from_hook(open_workspace: Callable[[], Workspace], transcript: str, start: s
             proposal.candidates, proposal.memories = [c for c, _ in kept], [m for _, m in kept]
         if proposal.memories:
             save_pending(ws, replace(proposal))
+        else:  # the session's earlier proposal holds nothing new now: none waits
+            (_folder(ws) / f"{proposal.id}.json").unlink(missing_ok=True)
         _log(git_dir, f"{transcript}: {len(proposal.memories)} proposed, {len(proposal.known)} known, "
                       f"{len(proposal.dropped)} left out ({time.monotonic() - started:.1f}s)"
                       + (f"; {proposal.judge}" if proposal.judge else "")

@@ -31,6 +31,11 @@ _RECOMMENDED = re.compile(r"(?<!\s)\s*[(\[]\s*recommended\s*[)\]]\s*$|(?<!\s)\s+
                           re.IGNORECASE)
 _NOTE = re.compile(r"^[ \t]*(?:user[_ ]note|note|other)[ \t]*[:：][ \t]*", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]{3,}")
+#: An answer that turns every option down and says nothing else: no choice was made.
+_DECLINED = re.compile(r"\W*(?:none(?: of (?:the above|these|those|them|the options))?"
+                       r"|neither(?: of (?:them|these))?|no preference|not sure|skip|n/?a|i don'?t know"
+                       r"|idk|other)\W*",
+                       re.IGNORECASE)
 
 
 def decisions(events: Sequence[Event]) -> list[Candidate]:
@@ -116,6 +121,8 @@ def _answered(event: Event) -> Candidate | None:
 
 
 def _says_something(text: str) -> bool:
+    if _DECLINED.fullmatch(text):
+        return False
     return len(_WORD.findall(text.lower())) >= 2 or len(re.findall(r"[\u4e00-\u9fff]", text)) >= 3
 
 

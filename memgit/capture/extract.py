@@ -19,7 +19,7 @@ more than recall. Pure: standard library only, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from memgit.agents.events import Transcript
 from memgit.capture.candidate import Candidate, fit
@@ -31,11 +31,13 @@ from memgit.capture.summary import summarize
 __all__ = ["Candidate", "extract", "fit"]
 
 
-def extract(transcript: Transcript, *, root: str = "", git_files: Sequence[str] = ()) -> list[Candidate]:
-    """Every candidate in `transcript`; paths are made relative to `root` (the repository)."""
+def extract(transcript: Transcript, *, root: str = "", git_files: Sequence[str] = (),
+            place: Callable[[Sequence[str]], tuple[str, ...]] | None = None) -> list[Candidate]:
+    """Every candidate in `transcript`; paths are made relative to `root` (the repository), the
+    summary's by `place` when given (`memgit.capture.paths.Place.paths`)."""
     base = root or transcript.cwd
     found = stated(transcript.events) + lessons(transcript.events, base) + decisions(transcript.events)
-    summary = summarize(transcript, base, git_files)
+    summary = summarize(transcript, base, git_files, place)
     if summary is not None:
         found.append(summary)
     return [fit(c) for c in found]

@@ -1,4 +1,4 @@
-"""memgit in an agent's sessions: `hooks`, `checkpoint`, `resume`, and `mcp` (the MCP server)."""
+"""memgit in an agent's sessions: `hooks`, `checkpoint`, `resume` (the MCP server: `servers`)."""
 
 from __future__ import annotations
 
@@ -172,14 +172,4 @@ def resume(ctx: click.Context, task_id: str | None, budget: int | None, session:
         click.echo(given.reason, err=True)
 
 
-@click.command()
-@click.pass_context
-def mcp(ctx: click.Context) -> None:
-    """Serve this repository's memory to an agent over MCP (stdio); needs memgit-agent[mcp]."""
-    from memgit.mcpserver import serve  # when the command runs: `memgit --help` stays light
-
-    obj = ctx.find_root().obj or {}
-    serve(obj.get("path", "."), memory_dir=obj.get("memory_dir"))
-
-
-COMMANDS = (hooks, checkpoint, resume, mcp)
+COMMANDS = (hooks, checkpoint, resume)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import click
 
-from memgit.cli import agents, capture, memories, recall, reflect, repository, review
+from memgit.cli import agents, capture, memories, recall, reflect, repository, review, rules, scope, servers
 from memgit.cli.common import Group
 
-COMMAND_MODULES = (memories, repository, recall, reflect, agents, capture, review)
+COMMAND_MODULES = (memories, repository, recall, reflect, agents, capture, review, servers, rules)
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -51,6 +51,7 @@ def cli(ctx: click.Context, path: str, memory_dir: str | None) -> None:
 for _module in COMMAND_MODULES:
     for _command in _module.COMMANDS:
         cli.add_command(_command)
+scope.add_to(cli)  # --scope user|project on the commands that work on one store
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from memgit.cli.common import echo_json, open_memgit
+from memgit.cli.rules import refresh_blocks
 
 
 @click.command()
@@ -42,7 +43,8 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     """Propose memories from an agent session transcript: conventions the user stated, lessons
     (a failure and what fixed it), decisions, and a task summary.
 
-    PATH is a Claude Code or Codex JSONL transcript, or a Markdown/plain-text chat log. Without
+    PATH is an agent's transcript: Claude Code, Codex, Gemini CLI or pi JSONL, a SpecStory,
+    cctrace or Aider export, or a Markdown/plain-text chat log. Without
     --apply nothing is written: the proposal is printed as a diff of the memory files plus a
     summary. Secrets are redacted, and what the store already knows is left out.
     """
@@ -80,6 +82,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
             return
         if do_apply:
             _report(mem.apply_pending_capture(transcript, branch=branch), as_json)
+            refresh_blocks(mem)
             return
         proposal = mem.pending_capture(transcript)
     else:
@@ -101,6 +104,7 @@ def capture(ctx: click.Context, transcript: str | None, last: str | None, do_app
     result = mem.apply_capture(proposal, branch=(branch or f"memory/capture-{proposal.id}")
                                if branch is not None else None)
     _report(result, as_json)
+    refresh_blocks(mem)
 
 
 def _report(result: dict[str, Any], as_json: bool) -> None:

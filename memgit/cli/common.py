@@ -45,9 +45,14 @@ def warn(message: str) -> None:
 
 
 def open_memgit(ctx: click.Context) -> "Memgit":
-    """The `Memgit` of the folder `-C PATH` and `--memory-dir DIR` name."""
+    """The `Memgit` of the folder `-C PATH` and `--memory-dir DIR` name, or with `--scope user`
+    the user's own store (`remember` creates it)."""
     from memgit.api import open as open_store  # when a command runs: `memgit --help` stays light
 
+    if ctx.meta.get("memgit.scope") == "user":  # memgit.cli.scope
+        from memgit.api import open_user  # when a command runs, as above
+
+        return open_user(create=ctx.command.name == "remember", warn=warn, warm=True)
     obj = ctx.find_root().obj or {}
     return open_store(obj.get("path", "."), memory_dir=obj.get("memory_dir"), warn=warn, warm=True)
 

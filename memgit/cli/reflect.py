@@ -7,6 +7,7 @@ from typing import Sequence
 import click
 
 from memgit.cli.common import echo_json, json_option, open_memgit
+from memgit.cli.rules import refresh_blocks
 from memgit.errors import MemgitError
 
 
@@ -36,8 +37,8 @@ def reflect(ctx: click.Context, apply_: bool, split: bool, branch: str | None, c
     """
     if split and not (apply_ or branch):
         raise MemgitError("--split needs --apply or --branch")
-    outcome = open_memgit(ctx).reflect(only=_names(only), exclude=_names(exclude), apply=apply_, split=split,
-                                 branch=branch)
+    mem = open_memgit(ctx)
+    outcome = mem.reflect(only=_names(only), exclude=_names(exclude), apply=apply_, split=split, branch=branch)
     found = outcome.reflection
     if as_json:
         echo_json({**found.to_dict(), "commits": list(outcome.commits), "branch": outcome.branch})
@@ -50,6 +51,8 @@ def reflect(ctx: click.Context, apply_: bool, split: bool, branch: str | None, c
         where = f" on branch {outcome.branch}" if outcome.branch else ""
         click.echo(f"committed {len(outcome.commits)} commit(s){where}: "
                    f"{', '.join(c[:10] for c in outcome.commits)}", err=True)
+    if apply_ and outcome.commits:
+        refresh_blocks(mem)
     if check and found.proposals:
         ctx.exit(1)
 

@@ -13,6 +13,7 @@ from memgit.errors import MemgitError
 from memgit.git import localstate
 from memgit.index.workspace import Workspace
 from memgit.recall import recall as recall_mod
+from memgit.recall import scopes
 from memgit.recall.hit import Hit
 from memgit.recall.inject import HEADER, Injection, fit
 
@@ -21,7 +22,8 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
            kinds: Sequence[str] | None = None, min_score: float | None = None,
            budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True) -> list[Hit]:
     """The memories that best answer `query`, best first, leaving out the `known` ones (what
-    memgit already gave the session); with `record`, logged in `recalls.jsonl`."""
+    memgit already gave the session), the user store's merged in (`memgit.recall.scopes`);
+    with `record`, logged in `recalls.jsonl`."""
     config = ws.config
     k = config.recall_k if k is None else k
     skip = set(known)
@@ -38,6 +40,12 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         path_prefix=ws.path_prefix(),
     )
     hits = [h for h in hits if h.id not in skip][:k]
+    theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
+        user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
+        include_archived=include_archived, known=known, record=False))
+    if theirs:
+        hits = scopes.merge(hits, theirs, k)
+        hits = list(fit(hits, budget_tokens).hits) if budget_tokens is not None else hits
     if record:
         log(ws, query, hits)
     return hits
@@ -63,6 +71,7 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
 
 def log(ws: Workspace, query: str, hits: Sequence[Hit]) -> None:
     """Note which memories a recall returned (local state in the git dir; none outside git)."""
-    if ws.repo is not None:
-        recall_mod.record_recall(localstate.recalls(ws.repo.git_dir), query, [h.id for h in hits],
-                                 warn=ws.warn)
+    for store, mine in scopes.split(ws, hits):
+        if store.repo is not None:
+            recall_mod.record_recall(localstate.recalls(store.repo.git_dir), query, [h.id for h in mine],
+                                     warn=ws.warn)

@@ -13,7 +13,8 @@ class Hit:
     """One recalled memory. Hits come sorted by `score` (relative to the query's other
     candidates: see `memgit.index.ranking`); `relevance` is the absolute score the floor applies
     to. `channels` holds each channel's strength (and "exact": 1.0 for a precise id or
-    title match); `path` is relative to the repository root."""
+    title match); `path` is relative to the repository root — of the project, or of the user
+    store when `scope` is "user" (`memgit.recall.scopes`)."""
 
     id: str
     title: str
@@ -22,6 +23,7 @@ class Hit:
     channels: Mapping[str, float]
     path: str
     memory: Memory = field(compare=False)
+    scope: str = "project"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
@@ -34,5 +36,6 @@ class Hit:
             "relevance": round(self.relevance, 4),
             "channels": {name: round(value, 4) for name, value in self.channels.items()},
             "path": self.path,
+            "scope": self.scope,
             "memory": memory,
         }

@@ -103,7 +103,7 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
     """
     m = hit.memory
     title = f"### {m.title}"
-    head = f"{title}\n`{m.id}` · {m.kind} · {hit.path}"
+    head = f"{title}\n`{m.id}` · {m.kind} · {hit.path if hit.scope == 'project' else hit.scope + ' memory'}"
     room = per_memory
     if room is not None and count_tokens(head) > room:
         head = title if count_tokens(title) <= room else "### " + _cut(m.title, room - 1)
