@@ -154,7 +154,7 @@ def pending_note(ws: Workspace) -> str:
     for path in folder.glob("*.json") if folder.is_dir() else ():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(data, dict) and isinstance(data.get("candidates"), list) and data["candidates"]:
             found.append(data)

@@ -13,6 +13,11 @@ from memgit.memory.anchors import extract_anchors
 from memgit.memory.format import count_tokens
 
 BODY_TOKENS = 300
+#: What a memory file may not hold, as a transcript or a judge can bring it: a terminal's colour
+#: codes (whole), other control characters, and halves of a character cut apart (lone surrogates).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -38,16 +43,23 @@ class Candidate:
 
 
 def fit(candidate: Candidate) -> Candidate:
-    """Cut a body to the token budget, line by line from the end, keeping its first lines."""
-    body = candidate.body
+    """Cut a body to the token budget, line by line from the end, keeping its first lines; the
+    title and body cleaned of what a memory file may not hold."""
+    title, body = clean(candidate.title), clean(candidate.body)
     while count_tokens(body) > BODY_TOKENS and "\n" in body:
         body = body.rsplit("\n", 1)[0]
     while count_tokens(body) > BODY_TOKENS:
         body = body[: int(len(body) * 0.8)].rstrip() + "…"
-    if body == candidate.body:
+    if (title, body) == (candidate.title, candidate.body):
         return candidate
-    return Candidate(candidate.kind, candidate.title, body, candidate.source, candidate.confidence,
+    return Candidate(candidate.kind, title, body, candidate.source, candidate.confidence,
                      candidate.evidence, candidate.files, candidate.symbols, candidate.tags, candidate.notes)
+
+
+def clean(text: str) -> str:
+    """`text` without colour codes and control characters (newlines and tabs kept), a lone
+    surrogate replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", _ANSI.sub("", text)))
 
 
 def is_file(anchor: str) -> bool:

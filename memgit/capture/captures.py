@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +26,11 @@ from memgit.errors import MemgitError
 from memgit.git import branches, localstate
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
+from memgit.memory.format import KINDS
 
+#: What a proposal id is (capture names them by a digest); a pending file edited to hold another
+#: id (a path, `../`) is not listed, so no file is written or deleted by its id.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 def render(ws: Workspace, proposal: CaptureProposal) -> str:
     """The proposal as a unified diff over the memory folder, then a Markdown summary."""
@@ -116,7 +121,7 @@ def _read(folder: Path) -> list[dict[str, Any]]:
     for path in folder.glob("*.json") if folder.is_dir() else ():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(data, dict):
             out.append(data)
@@ -139,7 +144,8 @@ def pending(ws: Workspace) -> list[dict[str, Any]]:
 
 def _waiting(ws: Workspace) -> list[dict[str, Any]]:
     """The proposal files as kept, newest first."""
-    out = [d for d in _read(_folder(ws)) if isinstance(d.get("candidates"), list)]
+    out = [d for d in _read(_folder(ws)) if isinstance(d.get("candidates"), list)
+           and isinstance(d.get("id"), str) and _ID.fullmatch(d["id"])]
     return sorted(out, key=lambda d: str(d.get("created", "")), reverse=True)
 
 
@@ -161,15 +167,38 @@ def load_pending(ws: Workspace, ref: str) -> CaptureProposal:
 
 def _planned(ws: Workspace, data: dict[str, Any]) -> CaptureProposal:
     """A kept proposal planned again against the store as it is now."""
-    candidates = [Candidate(c["kind"], c["title"], c["body"], c["source"], float(c["confidence"]),
-                            tuple(c.get("evidence", {}).get("lines", ())), tuple(c.get("files", ())),
-                            tuple(c.get("symbols", ())), tuple(c.get("tags", ("captured",))))
-                  for c in data["candidates"]]
+    candidates = [c for c in map(_candidate, data["candidates"]) if c is not None]
     proposal = CaptureProposal(str(data["id"]), str(data.get("transcript", "")), str(data.get("format", "")),
-                        str(data.get("session_id", "")), int(data.get("lines", 0)),
-                        int(data.get("skipped_lines", 0)), [], judge=str(data.get("judge", "")))
+                        str(data.get("session_id", "")), _count(data.get("lines")),
+                        _count(data.get("skipped_lines")), [], judge=str(data.get("judge", "")))
     plan(ws, proposal, candidates)
     return proposal
+
+
+def _candidate(raw: Any) -> Candidate | None:
+    """A candidate as a pending file keeps it, or None when the file was edited out of shape
+    (a field missing or of the wrong type, a kind memgit does not know)."""
+    if not isinstance(raw, dict):
+        return None
+    texts = [raw.get(key) for key in ("kind", "title", "body", "source")]
+    if not all(isinstance(t, str) and t.strip() for t in texts) or raw["kind"] not in KINDS:
+        return None
+    confidence = raw.get("confidence", 0.9)
+    evidence = raw.get("evidence")
+    lines = evidence.get("lines") if isinstance(evidence, dict) else None
+
+    def strings(key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        value = raw.get(key, default)
+        return tuple(v for v in value if isinstance(v, str)) if isinstance(value, (list, tuple)) else default
+
+    return Candidate(raw["kind"], raw["title"], raw["body"], raw["source"],
+                     min(max(float(confidence), 0.0), 1.0) if isinstance(confidence, (int, float)) else 0.9,
+                     tuple(n for n in lines if isinstance(n, int))[:50] if isinstance(lines, list) else (),
+                     strings("files"), strings("symbols"), strings("tags", ("captured",)))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _already(note: dict[str, Any]) -> str:
@@ -208,7 +237,7 @@ def _dropped_titles(ws: Workspace, proposal_id: str) -> set[str]:
     path = _done(ws) / f"{proposal_id}.json"
     try:
         note = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return set()
     return set(note.get("titles") or ()) if isinstance(note, dict) and note.get("done") == "dropped" else set()
 

@@ -11,12 +11,12 @@ from memgit.agents.events import Event
 from memgit.capture.candidate import Candidate, anchored_files, make_title, shorten
 from memgit.capture.chosen import first_sentence, said
 
-_OPTION = re.compile(r"^\s*(?:#{1,6}\s*)?(?:[-*]\s*)?(?:\*\*)?(?:option\s+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]"
-                     r"\s*(?:\*\*)?\s*(?P<text>.+)$",
+_OPTION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:[-*][ \t]*)?(?:\*\*)?(?:option[ \t]+)?(?P<label>[A-Da-d1-9]|方案[一二三四1-9])[.):：]"
+                     r"[ \t]*(?:\*\*)?[ \t]*(?P<text>.+)$",
                      re.IGNORECASE | re.MULTILINE)
 _OFFER = re.compile(r"which (?:one|option|do you|would you)|do you prefer|should i|shall i|would you like|"
                     r"you(?:'d)? prefer|选哪|哪个|哪种|要不要|是否", re.IGNORECASE)
-_PLAN = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:plan|here'?s (?:the|my) plan|proposed plan|计划|方案)\b",
+_PLAN = re.compile(r"^[ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:plan|here'?s (?:the|my) plan|proposed plan|计划|方案)\b",
                    re.IGNORECASE | re.MULTILINE)
 _CHOICE = re.compile(r"(?:(?:go with|let'?s (?:do|use|go with)|use|pick|choose|take|prefer|选|用|就用)\s*"
                      r"(?:the\s+)?(?:option\s+|方案)?|\boption\s+|^\s*(?:the\s+)?(?=(?:first|second|third|last)\b)"
@@ -26,8 +26,10 @@ _ORDINAL = {"first": "1", "second": "2", "third": "3", "一": "1", "二": "2", "
 _APPROVE = re.compile(r"^\s*(?:yes|yep|yeah|ok(?:ay)?|sure|sounds good|looks good|lgtm|approved?|go ahead|do it"
                       r"|proceed|implement (?:the|this|it)|ship it|let'?s (?:do it|go|proceed|implement)"
                       r"|好的?|可以|同意|行|开始)(?![A-Za-z])", re.IGNORECASE)
-_RECOMMENDED = re.compile(r"\s*[(\[]\s*recommended\s*[)\]]\s*$|\s+[-—–]\s*recommended\s*$", re.IGNORECASE)
-_NOTE = re.compile(r"^\s*(?:user[_ ]note|note|other)\s*[:：]\s*", re.IGNORECASE | re.MULTILINE)
+#: A label's "(Recommended)" mark; `(?<!\s)` starts a try only where a run of spaces starts (no backtracking).
+_RECOMMENDED = re.compile(r"(?<!\s)\s*[(\[]\s*recommended\s*[)\]]\s*$|(?<!\s)\s+[-—–]\s*recommended\s*$",
+                          re.IGNORECASE)
+_NOTE = re.compile(r"^[ \t]*(?:user[_ ]note|note|other)[ \t]*[:：][ \t]*", re.IGNORECASE | re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]{3,}")
 #: An answer that turns every option down and says nothing else: no choice was made.
 _DECLINED = re.compile(r"\W*(?:none(?: of (?:the above|these|those|them|the options))?"

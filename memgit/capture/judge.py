@@ -31,14 +31,16 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memgit.agents.events import Transcript
 from memgit.capture.candidate import Candidate
@@ -49,9 +51,12 @@ VERSION = 2
 #: Kinds a judge may move a candidate to.
 KINDS = ("convention", "preference", "lesson", "decision", "summary", "fact")
 OFF = ("", "none", "off", "false")
-MAX_ANSWER = 2_000_000  # characters of the command's output read
+MAX_ANSWER = 2_000_000  # characters of the command's output read; past them it is stopped
+GRACE = 2  # seconds the output is read after the command exited (a child it left may hold it open)
 CONTEXT_EVENTS = 2  # events either side of an evidence line
 CONTEXT_CHARS = 400  # characters per event in the context
+#: Where a JSON object may start in a judge's free text: `{"…` or `{}` (not code's `{{`, `{ x`).
+_OBJECT = re.compile(r'\{\s*["}]')
 
 INSTRUCTIONS = (
     "You review memories proposed from a finished coding-agent session, before a team keeps them in "
@@ -142,17 +147,18 @@ def find_answer(text: str) -> dict[str, Any]:
     text = text[:MAX_ANSWER]
     found: dict[str, Any] | None = None
     decoder = json.JSONDecoder()
-    at = text.find("{")
-    while at != -1:
+    start = _OBJECT.search(text)
+    while start is not None:
+        at = start.start()
         try:
             value, end = decoder.raw_decode(text, at)
-        except ValueError:
-            at = text.find("{", at + 1)
+        except (ValueError, RecursionError):  # each failure costs the text before it: tried only at `{"`
+            start = _OBJECT.search(text, at + 1)
             continue
         answer = _answer_in(value)
         if answer is not None:
             found = answer
-        at = text.find("{", max(end, at + 1))
+        start = _OBJECT.search(text, max(end, at + 1))
     if found is None:
         raise ValueError("no JSON object with a 'candidates' list")
     return found
@@ -185,17 +191,66 @@ def run(command: str, payload: str, *, timeout: float = LLM_TIMEOUT) -> str:
         except OSError as exc:
             raise MemgitError(f"the capture judge {argv[0]!r} could not start ({exc.strerror or exc})") from None
         try:
-            out, err = process.communicate(stdin, timeout=timeout)
+            out, err = _talk(process, stdin, timeout)
         except subprocess.TimeoutExpired:
             _kill(process)
             raise MemgitError(f"the capture judge did not answer within {timeout:g} s") from None
         except BaseException:
             _kill(process)
             raise
+    if len(out) > MAX_ANSWER:
+        raise MemgitError(f"the capture judge printed more than {MAX_ANSWER} characters; it was stopped")
     if process.returncode != 0:
         last = (err.strip().splitlines() or [""])[-1][:200]
         raise MemgitError(f"the capture judge exited with {process.returncode}" + (f": {last}" if last else ""))
     return out
+
+
+def _talk(process: subprocess.Popen[str], stdin: str, timeout: float) -> tuple[str, str]:
+    """Write `stdin`, read the output (at most `MAX_ANSWER` characters: past them the command is
+    stopped) until the command exits; a child it left behind holding the output open is not
+    waited for past `GRACE` seconds. Raises TimeoutExpired past `timeout`."""
+    out: list[bytes] = []
+    err: list[bytes] = []
+
+    def feed() -> None:
+        try:
+            assert process.stdin is not None
+            process.stdin.write(stdin)
+            process.stdin.close()
+        except (OSError, ValueError):
+            pass  # the command did not read it all
+
+    def drain(stream: IO[str] | None, into: list[bytes], limit: int) -> None:
+        size = 0
+        try:  # what is there, as it comes: a text read would wait for the end of the output
+            while stream is not None and (chunk := os.read(stream.fileno(), 65536)):
+                size += len(chunk)
+                into.append(chunk)
+                if size > limit:
+                    _stop(process)
+                    return
+        except (OSError, ValueError):
+            pass
+
+    threads = [threading.Thread(target=feed, daemon=True),
+               threading.Thread(target=drain, args=(process.stdout, out, MAX_ANSWER), daemon=True),
+               threading.Thread(target=drain, args=(process.stderr, err, 65536), daemon=True)]
+    for thread in threads:
+        thread.start()
+    process.wait(timeout)
+    for thread in threads[1:]:
+        thread.join(GRACE)
+    if any(thread.is_alive() for thread in threads[1:]):
+        _stop(process)  # its children in its group; one in a session of its own is left to itself
+    return (b"".join(out).decode("utf-8", "replace"), b"".join(err).decode("utf-8", "replace"))
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _kill(process: subprocess.Popen[str]) -> None:
@@ -225,7 +280,7 @@ def ask(command: str, candidates: list[Candidate], transcript: Transcript | None
     for verdict in answer["candidates"]:
         try:
             verdicts[int(verdict["index"])] = verdict
-        except (TypeError, KeyError, ValueError):
+        except (TypeError, KeyError, ValueError, OverflowError):  # no index, or 1e999
             continue
     kept: list[Candidate] = []
     vetoed: list[tuple[Candidate, str]] = []
@@ -243,9 +298,15 @@ def ask(command: str, candidates: list[Candidate], transcript: Transcript | None
 
 
 def _rewritten(candidate: Candidate, verdict: dict[str, Any]) -> Candidate:
-    title = " ".join(str(verdict.get("title") or candidate.title).split())[:200]
-    body = str(verdict.get("body") or candidate.body).strip()
-    kind = str(verdict.get("kind") or candidate.kind).strip().lower()
+    """The candidate as the verdict words it; a field the verdict leaves blank or gives as no
+    string (a number, a list, an object) keeps the candidate's."""
+    def text(key: str) -> str:
+        value = verdict.get(key)
+        return value.strip() if isinstance(value, str) else ""
+
+    title = " ".join((text("title") or candidate.title).split())[:200]
+    body = text("body") or candidate.body
+    kind = text("kind").lower()
     kind = kind if kind in KINDS else candidate.kind
     if (title, body, kind) == (candidate.title, candidate.body, candidate.kind):
         return candidate

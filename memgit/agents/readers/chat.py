@@ -134,5 +134,5 @@ def _tool(turns: Turns, pending: str, number: int, text: str, calls: deque[str |
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

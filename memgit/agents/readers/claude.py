@@ -25,8 +25,8 @@ _SHARED = ("user", "assistant", "system", "summary")  # record types other forma
 def sniff(head: Head) -> bool:
     """A record of one of Claude Code's types; a user or assistant one also carries its `message`,
     `uuid` or `sessionId` (a Gemini CLI recording has `type: user` records and a `sessionId` header)."""
-    return any(r.get("type") in _TYPES and (r.get("type") not in _SHARED or "message" in r or "uuid" in r
-                                            or "leafUuid" in r)
+    return any(isinstance(r.get("type"), str) and r["type"] in _TYPES
+               and (r["type"] not in _SHARED or "message" in r or "uuid" in r or "leafUuid" in r)
                for r in head.records)
 
 

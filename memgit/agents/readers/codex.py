@@ -20,7 +20,7 @@ _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
 def sniff(head: Head) -> bool:
-    return any("payload" in r and r.get("type") in _TYPES for r in head.records)
+    return any("payload" in r and isinstance(r.get("type"), str) and r["type"] in _TYPES for r in head.records)
 
 
 def read(lines: Lines, transcript: Transcript) -> None:
@@ -31,7 +31,7 @@ def read(lines: Lines, transcript: Transcript) -> None:
     asked: dict[str, Any] = {}  # call id → the questions a request_user_input call asked
     for number, record in records(lines, transcript):
         kind, payload = record.get("type"), record.get("payload")
-        if kind not in _TYPES or not isinstance(payload, dict):
+        if not isinstance(kind, str) or kind not in _TYPES or not isinstance(payload, dict):
             transcript.skipped += 1
             continue
         stamp(transcript, record)
@@ -91,7 +91,7 @@ def _repeats(events: list[Event], text: str) -> bool:
 def _arguments(payload: dict[str, Any]) -> Any:
     try:
         return json.loads(str(payload.get("arguments") or ""))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -105,7 +105,7 @@ def _call(number: int, payload: dict[str, Any]) -> Event | None:
     if isinstance(data, str):
         try:
             data = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     if name in ("exec",) and isinstance(payload.get("input"), str):
         data = {"command": payload["input"]}

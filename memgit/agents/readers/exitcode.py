@@ -60,7 +60,7 @@ def unwrap(output: Any) -> tuple[Any, int | None]:
         return output, None
     try:
         wrapped = json.loads(output)
-    except ValueError:
+    except (ValueError, RecursionError):
         return output, None
     if not isinstance(wrapped, dict):
         return output, None

@@ -51,7 +51,8 @@ def read(lines: Lines, transcript: Transcript) -> None:
                 events.append(call)
             elif kind == "tool_result":
                 events.append(_result(number, block, blocks_text(block.get("content")), tools))
-        for i, raw in enumerate(record.get("tool_calls") or ()):
+        calls = record.get("tool_calls")
+        for i, raw in enumerate(calls if isinstance(calls, list) else ()):
             function = raw.get("function") if isinstance(raw, dict) else None
             if not isinstance(function, dict):
                 continue
@@ -59,7 +60,7 @@ def read(lines: Lines, transcript: Transcript) -> None:
             if isinstance(arguments, str):
                 try:
                     arguments = json.loads(arguments)
-                except ValueError:
+                except (ValueError, RecursionError):
                     arguments = {}
             call = tool_call(number, str(function.get("name") or ""), arguments,
                              str(raw.get("id") or f"{number}.c{i}"), False)

@@ -97,7 +97,8 @@ def _model(number: int, message: dict[str, Any], transcript: Transcript, side: b
     text = _text(message.get("content")).strip()
     if text:
         transcript.events.append(Event(number, "assistant", cut(text), sidechain=side))
-    for call in message.get("toolCalls") or ():
+    calls = message.get("toolCalls")
+    for call in calls if isinstance(calls, list) else ():
         if not isinstance(call, dict):
             continue
         name, call_id, args = str(call.get("name") or ""), str(call.get("id") or ""), call.get("args")

@@ -104,7 +104,7 @@ def json_call(turns: Turns, number: int, name: str, text: str) -> str:
     edit is emitted here, anything else is passed over)."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         return ""

@@ -23,7 +23,7 @@ from memgit.agents.readers.reader import LINE_LIMIT, Head, Lines, blocks_text, c
 from memgit.agents.readers.toolcall import tool_call
 
 FORMAT = "pi"
-_PASSED = {"model_change", "thinking_level_change", "label", "session_info", "custom", "custom_message"}
+_PASSED = ("model_change", "thinking_level_change", "label", "session_info", "custom", "custom_message")
 _SUMMARIES = ("compaction", "branch_summary")
 _QUIET = ("custom", "hookMessage", "branchSummary", "compactionSummary")  # roles nobody typed
 #: A skill's body pi puts into the user's message when they invoke `/skill:name`; what follows it
@@ -116,7 +116,7 @@ def _entries(lines: Lines, transcript: Transcript) -> Iterator[tuple[int, dict[s
         while at < len(text):
             try:
                 record, end = decoder.raw_decode(text, at)
-            except ValueError:
+            except (ValueError, RecursionError):
                 transcript.skipped += 1
                 break
             if isinstance(record, dict):

@@ -25,7 +25,8 @@ ASK_TOOLS = {"AskUserQuestion", "request_user_input", "ask_user", "AskQuestions"
 #: Tools that put a plan to the user for approval.
 PLAN_TOOLS = {"ExitPlanMode", "exit_plan_mode"}
 _NOTE = re.compile(r"^\s*(?:user[_ ]?notes?|notes?)\s*:\s*", re.IGNORECASE)
-_SELECTED = re.compile(r"^\s*User (?:selected|answered|chose|picked):\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_SELECTED = re.compile(r"^[ \t]*User (?:selected|answered|chose|picked):[ \t]*(.+?)[ \t]*$",
+                       re.IGNORECASE | re.MULTILINE)
 #: A result that says no answer was given: the dialog was dismissed, or the tool could not ask.
 _UNANSWERED = re.compile(r"dismissed|declined|cancel+ed|unavailable|without answering|did not answer"
                          r"|doesn't want to proceed|was rejected", re.IGNORECASE)
@@ -124,7 +125,7 @@ def _json_answers(result: str) -> Any:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data.get("answers") if isinstance(data, dict) else None
 
@@ -196,7 +197,8 @@ def _from_text(question: Question, count: int, result: str) -> str:
     for name in (question.text, question.key, question.header):
         if not name:
             continue
-        line = re.search(rf"^\s*(?:Q:\s*)?{re.escape(name)}\s*(?::|→|->|=)\s*(.+?)\s*$", result, re.MULTILINE)
+        line = re.search(rf"^[ \t]*(?:Q:[ \t]*)?{re.escape(name)}[ \t]*(?::|→|->|=)[ \t]*(.+?)[ \t]*$", result,
+                         re.MULTILINE)
         if line:
             return line.group(1)
     return ""

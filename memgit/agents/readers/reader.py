@@ -69,7 +69,7 @@ def head_of(lines: Iterable[str], records: int = 50) -> Head:
         json_lines += 1
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # maybe cut where the head ends: try the next line
         if isinstance(record, dict):
             found.append(record)
@@ -88,7 +88,7 @@ def records(lines: Lines, transcript: Transcript) -> Iterator[tuple[int, dict[st
             continue
         try:
             record = json.loads(raw)
-        except ValueError:  # a torn last line, a stray log line
+        except (ValueError, RecursionError):  # a torn last line, a stray log line
             transcript.skipped += 1
             continue
         if isinstance(record, dict):

@@ -11,7 +11,7 @@ from memgit.agents.readers.reader import cut
 
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.M)
 _SYMBOL_DEF = re.compile(
-    r"^[+\- ]?\s*(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+    r"^[+\- ]?[ \t]*(?:async[ \t]+)?(?:def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 _HUNK_CONTEXT = re.compile(r"^@@.*?(?:def|class|function|func|fn)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
