@@ -152,7 +152,7 @@ _COMMON = {"the", "and", "not", "don", "dont", "never", "always", "please", "you
 _REASON = re.compile(r"(?:because|since|the |it |that |this |因为|这样)", re.IGNORECASE)
 _TEAM = re.compile(r"\b(?:we|our|us|this (?:repo|project|codebase)|the team)\b|我们|项目|统一|一律",
                    re.IGNORECASE)
-_CODEY = re.compile(r"`|[\w-]+\.(?:py|js|ts|toml|json|ya?ml|md|cfg|ini|sh|go|rs|lock)\b|\b[a-z]+_[a-z_]+\b"
+_CODEY = re.compile(r"`|(?<![\w-])[\w-]+\.(?:py|js|ts|toml|json|ya?ml|md|cfg|ini|sh|go|rs|lock)\b|\b[a-z]+_[a-z_]+\b"
                     r"|--?\w")
 #: Signs a sentence is about code: identifiers, files, calls, versions, capitalised names.
 _CODE_TOKEN = re.compile(
