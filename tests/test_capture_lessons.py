@@ -272,9 +272,33 @@ def test_the_cli_proposes_the_lesson(tmp_path: Path, repo: Path) -> None:
     [("bash", "cargo check", "Exit code 101\nerror[E0599]: no method named `context` found", True),
      ("bash", "cd web && npm install", "added 46 packages", False),
      ("bash", "cargo check", "Finished `dev` profile", False)],
+    # a linter's rule, fixed: the linter names the rule itself
+    [("bash", "cd api && ruff check src/", "Exit code 1\nsrc/a.py:3:1: I001 Import block is un-sorted", True),
+     ("say", "The imports are not sorted the way ruff's isort rule wants."), ("edit", "api/src/a.py"),
+     ("bash", "ruff check src/", "All checks passed!", False)],
+    [("bash", "npm run lint", "Exit code 1\n  3:7  error  'x' is never reassigned  prefer-const", True),
+     ("say", "ESLint's prefer-const rule flags the `let`."), ("edit", "web/a.ts"),
+     ("bash", "npm run lint", "ok", False)],
 ])
 def test_not_a_lesson(tmp_path: Path, steps: list[tuple[Any, ...]]) -> None:
     assert lessons(claude(tmp_path, [("user", "Fix the build."), *steps])) == []
+
+
+def test_a_refused_tool_call_and_a_missing_runner_are_not_what_was_learned(tmp_path: Path) -> None:
+    """The agent's tool refused the first call (it never ran), and the test runner was missing and
+    installed: neither is the lesson; the assertion the agent explained and fixed is."""
+    [lesson] = lessons(claude(tmp_path, [
+        ("user", "Fix the tests."),
+        ("bash", "pytest tests/", "<tool_use_error>Sibling tool call errored</tool_use_error>", True),
+        ("bash", "pytest tests/", "Exit code 1\n/w/.venv/bin/python3: No module named pytest", True),
+        ("say", "The test runner is not installed in the virtual environment."),
+        ("bash", "uv pip install pytest", "Installed 1 package", False),
+        ("bash", "pytest tests/", "Exit code 1\nFAILED tests/test_a.py::test_x - AssertionError: assert 2 == 3", True),
+        ("say", "The total skips the last item: the loop stops one short."), ("edit", "src/total.py"),
+        ("bash", "pytest tests/", "3 passed", False),
+    ]))
+    assert "AssertionError" in lesson.body and "src/total.py" in lesson.body
+    assert "tool_use_error" not in lesson.body + lesson.title and "No module named" not in lesson.body + lesson.title
 
 
 # -- command normalisation ---------------------------------------------------------------------

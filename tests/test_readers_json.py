@@ -292,6 +292,33 @@ def test_message_reexport(tmp_path: Path) -> None:
     assert transcript.edited_files == ["app.py"]
 
 
+def test_export_with_a_record_a_block_and_no_type(tmp_path: Path) -> None:
+    """Exports that write each block as its own record (`role` + one `content` block, no `type`)
+    and OpenAI-style chat lines are read as the message re-export: calls, results, exit status."""
+    path = write(tmp_path / "blocks.jsonl", [
+        {"timestamp": "2026-02-01T10:00:00Z", "role": "user", "content": {"type": "text", "text": "Fix the build."}},
+        {"timestamp": "2026-02-01T10:00:01Z", "role": "assistant", "content": {"type": "thinking", "thinking": "…"}},
+        {"timestamp": "2026-02-01T10:00:02Z", "role": "assistant",
+         "content": {"type": "tool_use", "tool_name": "Bash", "tool_id": "t1", "input": {"command": "make"}}},
+        {"timestamp": "2026-02-01T10:00:03Z", "role": "tool",
+         "content": {"type": "tool_result", "tool_id": "t1", "output": "make: *** [all] Error 2", "is_error": True}},
+        {"timestamp": "2026-02-01T10:00:04Z", "role": "assistant",
+         "content": {"type": "tool_use", "tool_name": "Edit", "tool_id": "t2",
+                     "input": {"file_path": "Makefile", "old_string": "a", "new_string": "b"}}},
+        {"timestamp": "2026-02-01T10:00:05Z", "role": "user",
+         "content": {"type": "tool_result", "tool_id": "t2", "output": "ok"}},
+    ])
+    transcript = transcripts.read(path)
+    assert transcript.format == "export" and transcript.skipped == 0
+    assert [(e.role, e.tool, e.call_id, e.error) for e in transcript.events] == [
+        ("user", "", "", False), ("tool_call", "Bash", "t1", False), ("tool_result", "", "t1", True),
+        ("tool_call", "Edit", "t2", False), ("tool_result", "", "t2", False)]
+    assert transcript.started == "2026-02-01T10:00:00Z" and transcript.edited_files == ["Makefile"]
+    chat = write(tmp_path / "chat.jsonl", [{"role": "user", "content": "We never commit generated files."},
+                                          {"role": "assistant", "content": "Understood."}])
+    assert [e.role for e in transcripts.read(chat).events] == ["user", "assistant"]
+
+
 # -- structured answers in Claude Code and Codex ---------------------------------------------------
 
 def _claude(n: int, kind: str, content: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:

@@ -119,6 +119,20 @@ def family(command: Command) -> str:
     return _FAMILIES.get(words[0], "") if words else ""
 
 
+#: Linters: what they report is a style rule the tool names (and often fixes) itself.
+_LINTERS = {"flake8", "pylint", "eslint", "oxlint", "biome", "stylelint", "rubocop", "standardrb",
+            "golangci-lint", "shellcheck", "markdownlint", "markdownlint-cli2", "hadolint", "yamllint",
+            "codespell", "ktlint", "swiftlint", "credo"}
+_LINT_SCRIPTS = re.compile(r"^(?:npm|pnpm|yarn|bun)(?: run)? lint(?::\S*)?$|^make lint$|^ruff(?: check)?\b"
+                           r"|^mix credo\b|^cargo clippy\b")
+
+
+def is_lint(command: Command) -> bool:
+    """Whether the command is a linter's run (`ruff check`, `eslint .`, `npm run lint`…)."""
+    words = command.core.split()
+    return bool(words) and (words[0] in _LINTERS or bool(_LINT_SCRIPTS.match(command.key)))
+
+
 def is_trivial(command: Command) -> bool:
     """Whether the command only looks around, moves files or reaches the network."""
     words = command.core.split()

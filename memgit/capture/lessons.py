@@ -91,8 +91,12 @@ _FAILURE_COUNT = re.compile(r"(?i)\b[1-9]\d* (?:errors?|failed|failures?|failing
 _STYLE = re.compile(r"(?i)not (?:properly )?formatted|would reformat|would be reformatted"
                     r"|formatting (?:issues|check)|prettier|code style issues")
 _PATCHED = re.compile(r"\*\*\* (?:Update|Add|Delete) File: ([^\s\\\\\"]+)")
-_MISSING = re.compile(r"(?i)no module named|cannot find module|command not found|is not installed"
-                      r"|not found in path|could not find (?:a version|module)|module not found")
+#: The agent's tool refused the call itself (a sibling call failed, a file not read first): the
+#: command never ran, so its "failure" teaches nothing about the code.
+_TOOL_REFUSED = re.compile(r"\s*<tool_use_error>")
+_MISSING = re.compile(r"(?i)failed to spawn|no module named|cannot find module|command not found"
+                      r"|is not installed|not found in path|could not find (?:a version|module)"
+                      r"|module not found")
 _TEST_RUN = re.compile(r"\b(?:test|tests|pytest|jest|vitest|mocha|rspec|phpunit|spec|ctest|tox|nox)\b")
 _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec|__tests__)/|(?:^|/)test_[^/]+$|_test\.\w+$"
                         r"|\.(?:test|spec)\.\w+$")
@@ -134,7 +138,7 @@ def lessons(events: Sequence[Event], base: str) -> list[Candidate]:
         if event.role != "tool_result":
             continue
         call = calls.get(event.call_id)
-        if call is None or not _is_shell(call) or not call.command:
+        if call is None or not _is_shell(call) or not call.command or _TOOL_REFUSED.match(event.text):
             continue
         command = commands.parse(call.command)
         if command.piped and not _output(event.text):
@@ -202,7 +206,8 @@ def _changed_options(before: commands.Command, after: commands.Command) -> str:
 def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str) -> list[Candidate]:
     last = runs[-1]
     key = key_line(last.result.text)
-    if _STYLE.search(key) or any(_ENVIRONMENT.search(key_line(r.result.text)) for r in runs):
+    if _STYLE.search(key) or commands.is_lint(last.command) \
+            or any(_ENVIRONMENT.search(key_line(r.result.text)) for r in runs):
         return []
     files = relative(flat(e.files for e in last.edits), base)
     test_run = bool(_TEST_RUN.search(last.command.key))
@@ -224,8 +229,9 @@ def _streak_lessons(runs: list[_Failure], call: Event, success: Event, base: str
     # A dependency change that got the command past its first error, into another one.
     installs = [f for r in runs[:-1] for f in r.fixes if f.startswith("installing")]
     first = key_line(runs[0].result.text)
-    if installs and first != key:
-        seen = list(dict.fromkeys(key_line(r.result.text) for r in runs[:-1]))[:2]
+    seen = list(dict.fromkeys(key_line(r.result.text) for r in runs[:-1]))[:2]
+    # Installing what the error said was missing teaches nothing.
+    if installs and first != key and not all(_MISSING.search(k) for k in seen):
         command = shorten(_shown(last.command), 80)
         lines = [f"`{command}` failed with:", *(f"    {shorten(k, 200)}" for k in seen)]
         why = diagnosis(runs[0].said, _subject(runs[0]))

@@ -1,8 +1,9 @@
 """Sessions re-exported as plain messages, one `{"type": "message", "role": …, "content": …}`
-record a line (role `user`, `assistant`, `tool` or `system`), as tools that strip an agent's
-session down to what was said write them. The content is a string or a list of blocks; an
+record a line (role `user`, `assistant`, `tool` or `system`; `type` may be left out, as in
+OpenAI-style chat logs), as tools that strip an agent's session down to what was said write them.
+The content is a string, a list of blocks or one block (exports that write a record a block); an
 assistant's tool calls are `tool_use`/`toolCall` blocks or an OpenAI-style `tool_calls` list, and
-a `tool` message is a call's result."""
+a `tool` message or a `tool_result` block is a call's result."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ _ROLES = ("user", "assistant", "tool", "system")
 
 
 def sniff(head: Head) -> bool:
-    return any(r.get("type") == "message" and r.get("role") in _ROLES and "content" in r and "message" not in r
-               for r in head.records)
+    return any(_message(r) and "message" not in r for r in head.records)
+
+
+def _message(record: dict[str, Any]) -> bool:
+    return record.get("type", "message") == "message" and record.get("role") in _ROLES and "content" in record
 
 
 def read(lines: Lines, transcript: Transcript) -> None:
@@ -29,14 +33,21 @@ def read(lines: Lines, transcript: Transcript) -> None:
     tools: dict[str, str] = {}  # call id → tool
     for number, record in records(lines, transcript):
         role, content = record.get("role"), record.get("content")
-        if record.get("type") != "message" or role not in _ROLES:
+        if not _message(record):
             transcript.skipped += 1
             continue
         stamp(transcript, record)
+        if isinstance(content, dict) and content.get("type") == "tool_result":
+            role = "tool"  # an export that writes each block as a record of its own
         if role == "tool":
-            events.append(_result(number, record, blocks_text(content), tools))
+            block = content if isinstance(content, dict) else {}
+            text = blocks_text(block.get("content", block.get("output", content)))
+            if not text and isinstance(block.get("output"), str):
+                text = block["output"]
+            events.append(_result(number, dict(record, **block), text, tools))
             continue
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": blocks_text(content)}]
+        blocks = (content if isinstance(content, list) else [content] if isinstance(content, dict)
+                  else [{"type": "text", "text": blocks_text(content)}])
         for i, block in enumerate(b for b in blocks if isinstance(b, dict)):
             kind = block.get("type")
             if kind == "text" and role in ("user", "assistant"):
@@ -45,12 +56,14 @@ def read(lines: Lines, transcript: Transcript) -> None:
                 if text:
                     events.append(Event(number, role, cut(text)))
             elif kind in ("tool_use", "toolCall"):
-                call = tool_call(number, str(block.get("name") or ""), block.get("input", block.get("arguments")),
-                                 str(block.get("id") or f"{number}.{i}"), False)
+                call = tool_call(number, str(block.get("name") or block.get("tool_name") or ""),
+                                 block.get("input", block.get("arguments")),
+                                 str(block.get("id") or block.get("tool_id") or f"{number}.{i}"), False)
                 tools[call.call_id] = call.tool
                 events.append(call)
             elif kind == "tool_result":
-                events.append(_result(number, block, blocks_text(block.get("content")), tools))
+                text = blocks_text(block.get("content", block.get("output")))
+                events.append(_result(number, block, text, tools))
         calls = record.get("tool_calls")
         for i, raw in enumerate(calls if isinstance(calls, list) else ()):
             function = raw.get("function") if isinstance(raw, dict) else None
@@ -69,7 +82,8 @@ def read(lines: Lines, transcript: Transcript) -> None:
 
 
 def _result(number: int, record: dict[str, Any], text: str, tools: dict[str, str]) -> Event:
-    call_id = str(record.get("tool_call_id") or record.get("tool_use_id") or record.get("toolCallId") or "")
+    call_id = str(record.get("tool_call_id") or record.get("tool_use_id") or record.get("toolCallId")
+                  or record.get("tool_id") or "")
     tool = tools.get(call_id) or str(record.get("name") or record.get("tool_name") or "")
     error = bool(record.get("is_error") or record.get("isError")) or (tool in SHELL_TOOLS and failed(text))
     return Event(number, "tool_result", cut(text), error=error, call_id=call_id)
