@@ -14,7 +14,7 @@ What goes in, in this order (ties broken by id, so the block is stable):
 The files are fixed names inside the work tree (`TARGETS`), never read from committed
 settings. memgit writes only between its markers (`memgit.agents.rulesblock`): every byte
 outside them stays as it was, whatever its line endings. A file that is (or leads through) a
-link to a place outside the work tree is refused.
+link to a place outside the work tree, or into a git directory (its hooks, its config), is refused.
 """
 
 from __future__ import annotations
@@ -132,6 +132,9 @@ def real_path(root: Path, target: Target) -> Path:
     real = path.resolve()
     if not real.is_relative_to(root.resolve()):
         raise MemgitError(f"{target.path} leads outside the work tree (a link to {real}); memgit does not write "
+                          "there: make it a plain file")
+    if any(part.lower() == ".git" for part in real.relative_to(root.resolve()).parts):
+        raise MemgitError(f"{target.path} leads into the git directory (a link to {real}); memgit does not write "
                           "there: make it a plain file")
     if real.exists() and not real.is_file():
         raise MemgitError(f"{target.path} is not a regular file; memgit leaves it alone")
