@@ -230,8 +230,9 @@ def delete(root: Path, target: Target) -> None:
 
 def hand_edit_message(target: Target, span: rulesblock.Span, expected: Sequence[str]) -> str:
     """What to say about a block edited by hand: where its text comes from, which memory to change."""
-    changed = [line for line in span.lines if line not in expected]
-    ids = rulesblock.ids_in(changed) or rulesblock.ids_in([line for line in expected if line not in span.lines])
+    changed = [line for line in span.lines if line not in expected and line.strip()]
+    # a line written by hand names no memory; only when lines were taken out do the missing ones
+    ids = rulesblock.ids_in(changed if changed else [line for line in expected if line not in span.lines])
     which = (f"change memory {', '.join(ids)} with `memgit edit ID`" if ids else
              "add what you wrote as a memory (`memgit remember … --kind convention`), or write it outside the block")
     return (f"{target.path}: the memgit block was edited by hand; it is generated from .memory/ and would be "
