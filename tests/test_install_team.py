@@ -3,6 +3,8 @@ edited by hand meeting a pull, on real repositories."""
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -52,3 +54,51 @@ def test_a_hand_written_line_in_the_block_is_not_blamed_on_a_memory_pulled_since
     assert "edited by hand" in err and "add what you wrote as a memory" in err and pulled.id not in err
     code, out, _ = run(repo, "rules", "--check")
     assert code == 1 and "add what you wrote as a memory" in out + _ and pulled.id not in out + _
+
+
+def clone(origin: Path, where: Path) -> Path:
+    git(origin.parent, "clone", "-q", str(origin), str(where))
+    return where
+
+
+def test_two_clones_updating_the_block_merge_and_memgit_rules_resolves_the_conflict(tmp_path: Path) -> None:
+    """Both clones add a convention and commit their block: the begin lines' hashes differ, so
+    git's merge always conflicts in AGENTS.md. `memgit rules` writes the block afresh, both
+    conventions in it, and leaves the bytes outside the block alone."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    a = clone(origin, tmp_path / "a")
+    (a / "AGENTS.md").write_text("# Agents\n\nOur own words.\n")
+    git(a, "add", "AGENTS.md")
+    git(a, "commit", "-q", "-m", "initial")
+    assert run(a, "init")[0] == 0
+    assert run(a, "rules")[0] == 0
+    git(a, "commit", "-q", "-am", "block")
+    git(a, "push", "-q", "origin", "HEAD")
+    b = clone(origin, tmp_path / "b")
+    for where, text in ((a, "A: format with black"), (b, "B: sort imports with isort")):
+        assert run(where, "remember", text, "--kind", "convention", "--source", "user")[0] == 0
+        assert run(where, "rules")[0] == 0
+        git(where, "commit", "-q", "-am", "rules")
+    git(a, "push", "-q", "origin", "HEAD")
+    merge = subprocess.run(["git", "pull", "-q", "--no-rebase"], cwd=b, capture_output=True, text=True, check=False)
+    assert merge.returncode != 0 and "<<<<<<<" in (b / "AGENTS.md").read_text()
+    code, _, err = run(b, "rules")
+    assert code == 0, err
+    text = (b / "AGENTS.md").read_text()
+    assert "<<<<<<<" not in text and "=======" not in text and ">>>>>>>" not in text
+    assert "A: format with black" in text and "B: sort imports with isort" in text
+    assert text.startswith("<!-- memgit:begin ") and text.endswith("<!-- memgit:end -->\n# Agents\n\nOur own words.\n")
+    assert run(b, "rules", "--check")[0] == 0
+
+
+def test_a_conflict_outside_the_block_is_left_to_the_person(mem, repo: Path) -> None:
+    mem.remember("Run the tests with pytest -q", kind="convention", source="user")
+    assert run(repo, "rules")[0] == 0
+    agents = repo / "AGENTS.md"
+    block = agents.read_text()
+    other = re.sub(r"sha256:[0-9a-f]{12}", "sha256:" + "0" * 12, block)
+    conflicted = f"<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> b\n{block}{other}"
+    agents.write_text(conflicted)
+    code, _, err = run(repo, "rules")
+    assert code == 1 and "two memgit begin lines" in err and agents.read_text() == conflicted

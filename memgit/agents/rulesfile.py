@@ -156,7 +156,7 @@ def read(root: Path, target: Target) -> str | None:
 
 def span_of(target: Target, text: str) -> rulesblock.Span | None:
     try:
-        return rulesblock.find(text)
+        return rulesblock.find_or_merged(text)
     except rulesblock.BlockError as exc:
         raise MemgitError(f"{target.path}: {exc}") from None
 
