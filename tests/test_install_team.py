@@ -102,3 +102,16 @@ def test_a_conflict_outside_the_block_is_left_to_the_person(mem, repo: Path) -> 
     agents.write_text(conflicted)
     code, _, err = run(repo, "rules")
     assert code == 1 and "two memgit begin lines" in err and agents.read_text() == conflicted
+
+
+def test_remove_keeps_a_block_edited_by_hand_unless_forced(mem, repo: Path) -> None:
+    mem.remember("Run the tests with pytest -q", kind="convention", source="user")
+    agents = repo / "AGENTS.md"
+    agents.write_text("# Ours\n")
+    assert run(repo, "rules")[0] == 0
+    edited = agents.read_text().replace("- Run the tests", "- My own rule, written nowhere else\n- Run the tests")
+    agents.write_text(edited)
+    code, _, err = run(repo, "rules", "--remove")
+    assert code == 1 and "edited by hand" in err and agents.read_text() == edited
+    assert run(repo, "rules", "--remove", "--force")[0] == 0
+    assert agents.read_text() == "# Ours\n"

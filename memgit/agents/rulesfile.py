@@ -291,6 +291,10 @@ def run(ws: Workspace, action: str, names: Sequence[str] = (), *, force: bool = 
     else:
         chosen_targets = _distinct(root, targets(names) if names else _with_blocks(root))
     if action == "remove":
+        edited = [t.path for t in chosen_targets if _edited(root, t)] if not force else []
+        if edited:
+            raise MemgitError(f"{', '.join(edited)}: the memgit block was edited by hand; removing it would lose "
+                              "what was written there: move that text out of the block, or `--force` removes it")
         return [_remove(root, target) for target in chosen_targets]
     if action == "check":
         ws.require_store()
@@ -333,6 +337,12 @@ def _check(root: Path, target: Target, inner: Sequence[str]) -> FileResult:
         return FileResult(target.path, "stale", f"{target.path}: the memgit block is out of date with .memory/; "
                           "run `memgit rules` and commit the file")
     return FileResult(target.path, "current")
+
+
+def _edited(root: Path, target: Target) -> bool:
+    text = read(root, target)
+    span = span_of(target, text) if text is not None else None
+    return span is not None and span.edited
 
 
 def _remove(root: Path, target: Target) -> FileResult:
