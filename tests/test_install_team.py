@@ -115,3 +115,32 @@ def test_remove_keeps_a_block_edited_by_hand_unless_forced(mem, repo: Path) -> N
     assert code == 1 and "edited by hand" in err and agents.read_text() == edited
     assert run(repo, "rules", "--remove", "--force")[0] == 0
     assert agents.read_text() == "# Ours\n"
+
+
+def test_status_tells_a_teammate_whose_block_the_hooks_left_alone(tmp_path: Path) -> None:
+    """B wrote inside the block; A's new convention arrives by pull, whose hook keeps B's text
+    and says nothing: `memgit status` says the block is not kept current, and why."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    a = clone(origin, tmp_path / "a")
+    (a / "README.md").write_text("project\n")
+    git(a, "add", "README.md")
+    git(a, "commit", "-q", "-m", "initial")
+    assert run(a, "init")[0] == 0
+    assert run(a, "remember", "Run the tests with pytest -q", "--kind", "convention", "--source", "user")[0] == 0
+    assert run(a, "rules")[0] == 0
+    git(a, "add", "AGENTS.md")
+    git(a, "commit", "-q", "-m", "block")
+    git(a, "push", "-q", "origin", "HEAD")
+    b = clone(origin, tmp_path / "b")
+    code, out, _ = run(b, "status")
+    assert code == 0 and "rules_files:" in out and "AGENTS.md current" in out
+    agents = b / "AGENTS.md"
+    edited = agents.read_text().replace("- Run the tests", "- B's own line\n- Run the tests")
+    agents.write_text(edited)
+    assert run(a, "remember", "Use ruff", "--kind", "convention", "--source", "user")[0] == 0
+    git(a, "push", "-q", "origin", "HEAD")
+    git(b, "pull", "-q")
+    code, out, _ = run(b, "status")
+    assert agents.read_text() == edited
+    assert "AGENTS.md edited by hand, so not kept current" in out

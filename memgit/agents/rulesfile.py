@@ -385,6 +385,22 @@ def refresh(ws: Workspace) -> list[FileResult]:
     return out
 
 
+_STATES = {"current": "current", "stale": "out of date: run `memgit rules`",
+           "edited": "edited by hand, so not kept current: `memgit rules --check` says what to do"}
+
+
+def summary(ws: Workspace) -> str:
+    """What `memgit status` says of the rules files: each memgit block's state (the git hooks
+    keep blocks current silently, and leave one edited by hand as it is)."""
+    if ws.repo is None:
+        return "none (not a git work tree)"
+    have = _with_blocks(ws.repo.root)
+    if not have:
+        return "no memgit block (`memgit rules` writes one)"
+    inner = lines(ws)[0]
+    return "; ".join(f"{t.path} {_STATES[_check(ws.repo.root, t, inner).state]}" for t in have)
+
+
 def problems(ws: Workspace) -> list[Problem]:
     """What `memgit lint` says about the rules files: a block edited by hand, markers it cannot read."""
     if ws.repo is None:
