@@ -144,3 +144,15 @@ def test_status_tells_a_teammate_whose_block_the_hooks_left_alone(tmp_path: Path
     code, out, _ = run(b, "status")
     assert agents.read_text() == edited
     assert "AGENTS.md edited by hand, so not kept current" in out
+
+
+def test_edit_pins_and_unpins_a_memory_for_the_block(mem, repo: Path) -> None:
+    memory = mem.remember("The deploy goes through CI only", kind="decision", source="user").memory
+    code, _, err = run(repo, "edit", memory.id, "--pin")
+    assert code == 0, err
+    assert mem.get(memory.id).pinned and "pinned: true" in (repo / mem.rel_path(memory)).read_text()
+    assert run(repo, "rules")[0] == 0
+    assert "Pinned:\n- The deploy goes through CI only" in (repo / "AGENTS.md").read_text()
+    assert run(repo, "edit", memory.id, "--unpin")[0] == 0
+    assert not mem.get(memory.id).pinned and "pinned" not in (repo / mem.rel_path(memory)).read_text()
+    assert git(repo, "status", "--short", ".memory") == ""
