@@ -156,3 +156,29 @@ def test_edit_pins_and_unpins_a_memory_for_the_block(mem, repo: Path) -> None:
     assert run(repo, "edit", memory.id, "--unpin")[0] == 0
     assert not mem.get(memory.id).pinned and "pinned" not in (repo / mem.rel_path(memory)).read_text()
     assert git(repo, "status", "--short", ".memory") == ""
+
+
+def test_committed_links_never_copy_a_users_file_into_the_project(mem, repo: Path, tmp_path: Path) -> None:
+    """A stranger's branch commits `.codex/config.toml` as a link to the user's credentials and
+    `.mcp.json` to a JSON file of theirs, `.claude` to the user's own Claude folder: registering
+    memgit read them and wrote their contents into plain project files, ready to be committed, or
+    wrote into the user's folder. Each is refused, and nothing outside changes."""
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = hunter2\n")
+    token = tmp_path / "tokens.json"
+    token.write_text('{"token": "hunter2"}\n')
+    user_claude = tmp_path / "user-claude"
+    user_claude.mkdir()
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").symlink_to(secret)
+    (repo / ".mcp.json").symlink_to(token)
+    (repo / ".claude").symlink_to(user_claude, target_is_directory=True)
+    (repo / ".gemini").symlink_to(".git", target_is_directory=True)
+    for args in (("mcp", "install", "codex"), ("mcp", "install", "claude"), ("hooks", "install", "claude"),
+                 ("hooks", "install", "codex", "--mcp"), ("mcp", "install", "gemini")):
+        code, _, err = run(repo, *args)
+        assert code == 1 and "is a symbolic link or leads outside the work tree" in err, (args, err)
+    assert (repo / ".codex" / "config.toml").is_symlink() and (repo / ".mcp.json").is_symlink()
+    assert "hunter2" not in git(repo, "status", "--porcelain", "-uall")
+    assert secret.read_text() == "aws_secret_access_key = hunter2\n" and token.read_text() == '{"token": "hunter2"}\n'
+    assert list(user_claude.iterdir()) == [] and not (repo / ".git" / "settings.json").exists()
