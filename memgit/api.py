@@ -614,6 +614,9 @@ class Memgit:
         from memgit.recall.scopes import describe  # only this verb needs it: a cold recall stays light
 
         info["user_store"] = describe(self.workspace)
+        from memgit.agents.rulesfile import summary  # only this verb needs it: a cold recall stays light
+
+        info["rules_files"] = summary(self.workspace)
         if info.get("last_sync"):
             info["last_sync"] = datetime.fromtimestamp(info["last_sync"], timezone.utc).isoformat(timespec="seconds")
         return info

@@ -113,7 +113,7 @@ class JsonHooks:
     python: Callable[[], str] = field(default=lambda: sys.executable)
 
     def path(self, root: Path, user: bool) -> Path:
-        return self.user() if user else root / self.project
+        return self.user() if user else project_file(root, self.project)
 
     def install(self, root: Path, *, user: bool = False, prompts: bool = False) -> Plan:
         path = self.path(root, user)
@@ -236,6 +236,18 @@ def _strip(doc: dict[str, Any]) -> dict[str, Any]:
         if kept or not groups:
             out[name] = kept
     return out
+
+
+def project_file(root: Path, rel: str) -> Path:
+    """`root / rel`, a file of the project's own: refused when it is a link, or a folder on the
+    way links outside the work tree or into the git directory (a committed link would make memgit
+    copy a file of the user's into the project, or write a file outside it)."""
+    target, top = root / rel, root.resolve()
+    real = target.resolve()
+    if target.is_symlink() or not real.is_relative_to(top) or ".git" in real.relative_to(top).parts:
+        raise MemgitError(f"{target} is a symbolic link or leads outside the work tree; memgit will not read or "
+                          "write through it: replace it with a plain file, or add the entry by hand")
+    return target
 
 
 def _read(path: Path) -> tuple[str | None, dict[str, Any], int | str]:

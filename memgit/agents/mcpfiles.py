@@ -26,7 +26,7 @@ from typing import Any
 
 from memgit import launch
 from memgit.agents import jsontext
-from memgit.agents.agenthooks import Plan
+from memgit.agents.agenthooks import Plan, project_file
 from memgit.errors import MemgitError
 
 #: The server's name in every file.
@@ -77,12 +77,7 @@ def path(editor: Editor, root: Path, *, user: bool) -> Path:
     if editor.project is None:
         raise MemgitError(f"{editor.name} reads MCP servers only from {editor.user() if editor.user else '?'}; "
                           "add --user")
-    target = root / editor.project
-    resolved = target.resolve()
-    if target.is_symlink() or not resolved.is_relative_to(root.resolve()):
-        raise MemgitError(f"{target} is a symbolic link or leads outside the work tree; memgit will not write "
-                          "through it: replace it with a plain file, or add the entry by hand")
-    return target
+    return project_file(root, editor.project)
 
 
 def _read(target: Path) -> str | None:

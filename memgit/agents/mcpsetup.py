@@ -37,7 +37,7 @@ def unisolated(agent: str, root: Path, *, user: bool = False) -> str | None:
         elif agent == "codex":
             import tomllib  # only for Codex's settings
 
-            path = (codex_home() if user else root / ".codex") / "config.toml"
+            path = codex_home() / "config.toml" if user else agenthooks.project_file(root, ".codex/config.toml")
             table = tomllib.loads(path.read_text(encoding="utf-8")).get("mcp_servers", {}).get("memgit", {})
             args = table.get("args", []) if isinstance(table, dict) else []
         else:
@@ -62,7 +62,7 @@ def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, py
         if user:
             raise MemgitError("memgit registers its MCP server per project (.mcp.json); for every project "
                               "use 'claude mcp add --scope user memgit -- memgit mcp'")
-        path = root / ".mcp.json"
+        path = agenthooks.project_file(root, ".mcp.json")
         before, doc, indent = agenthooks._read(path)
         servers = doc.get("mcpServers", {})
         if not isinstance(servers, dict):
@@ -76,7 +76,7 @@ def plan(agent: str, root: Path, *, user: bool = False, remove: bool = False, py
             doc.pop("mcpServers", None)
         return Plan(path, before, agenthooks._dump(doc, indent) if doc else None)
     if agent == "codex":
-        path = (codex_home() if user else root / ".codex") / "config.toml"
+        path = codex_home() / "config.toml" if user else agenthooks.project_file(root, ".codex/config.toml")
         try:
             old: str | None = path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -33,6 +33,7 @@ PER_MEMORY = 150
 
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]+")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
+_CONFLICT = re.compile(r"(<{7}|={7}|>{7}|\|{7})(?: .*)?")
 _ID_AT_END = re.compile(r"\(`([A-Za-z0-9][A-Za-z0-9._-]*)`\)\s*$")
 
 
@@ -99,6 +100,49 @@ def find(text: str) -> Span | None:
     if begin is not None:
         raise BlockError("its memgit block has no end line")
     return found
+
+
+def merged(text: str) -> Span | None:
+    """A block git's merge left conflicted (two branches each updated it, so at least their begin
+    lines differ): from the conflict opening at its first begin line to the one closing at its last
+    end line, as a block that is only out of date. None unless every conflict marker of the file
+    lies in that span and no code fence does."""
+    rows: list[tuple[int, str]] = []
+    offset = 0
+    for raw in text.split("\n"):
+        line, start = raw.removesuffix("\r"), offset
+        offset += len(raw) + 1
+        if start == 0 and line.startswith("\ufeff"):
+            line, start = line[1:], 1
+        rows.append((start, line))
+    begins = [i for i, (_, line) in enumerate(rows) if BEGIN_RE.fullmatch(line.strip())]
+    ends = [i for i, (_, line) in enumerate(rows) if line.strip() == END]
+    marks = [i for i, (_, line) in enumerate(rows) if _CONFLICT.fullmatch(line)]
+    if not begins or not ends or not marks:
+        return None
+    first, last = begins[0], ends[-1]
+    while first > 0 and _CONFLICT.fullmatch(rows[first - 1][1]):
+        first -= 1
+    while last + 1 < len(rows) and _CONFLICT.fullmatch(rows[last + 1][1]):
+        last += 1
+    if any(not first <= i <= last for i in marks) or any(_FENCE.match(line) for _, line in rows[first:last + 1]):
+        return None
+    inner = tuple(line for _, line in rows[first + 1:last])
+    return Span(rows[first][0], rows[last][0] + len(rows[last][1]), digest(inner), inner)
+
+
+def find_or_merged(text: str) -> Span | None:
+    """`find`, or the block a merge left conflicted (`merged`), to be written afresh."""
+    try:
+        span = find(text)
+    except BlockError:
+        span = merged(text)
+        if span is None:
+            raise
+        return span
+    if span is not None and span.edited and any(_CONFLICT.fullmatch(line) for line in span.lines):
+        return merged(text) or span
+    return span
 
 
 def clean(text: str) -> str:

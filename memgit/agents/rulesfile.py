@@ -14,7 +14,7 @@ What goes in, in this order (ties broken by id, so the block is stable):
 The files are fixed names inside the work tree (`TARGETS`), never read from committed
 settings. memgit writes only between its markers (`memgit.agents.rulesblock`): every byte
 outside them stays as it was, whatever its line endings. A file that is (or leads through) a
-link to a place outside the work tree is refused.
+link to a place outside the work tree, or into a git directory (its hooks, its config), is refused.
 """
 
 from __future__ import annotations
@@ -133,6 +133,9 @@ def real_path(root: Path, target: Target) -> Path:
     if not real.is_relative_to(root.resolve()):
         raise MemgitError(f"{target.path} leads outside the work tree (a link to {real}); memgit does not write "
                           "there: make it a plain file")
+    if any(part.lower() == ".git" for part in real.relative_to(root.resolve()).parts):
+        raise MemgitError(f"{target.path} leads into the git directory (a link to {real}); memgit does not write "
+                          "there: make it a plain file")
     if real.exists() and not real.is_file():
         raise MemgitError(f"{target.path} is not a regular file; memgit leaves it alone")
     return real
@@ -153,7 +156,7 @@ def read(root: Path, target: Target) -> str | None:
 
 def span_of(target: Target, text: str) -> rulesblock.Span | None:
     try:
-        return rulesblock.find(text)
+        return rulesblock.find_or_merged(text)
     except rulesblock.BlockError as exc:
         raise MemgitError(f"{target.path}: {exc}") from None
 
@@ -227,8 +230,9 @@ def delete(root: Path, target: Target) -> None:
 
 def hand_edit_message(target: Target, span: rulesblock.Span, expected: Sequence[str]) -> str:
     """What to say about a block edited by hand: where its text comes from, which memory to change."""
-    changed = [line for line in span.lines if line not in expected]
-    ids = rulesblock.ids_in(changed) or rulesblock.ids_in([line for line in expected if line not in span.lines])
+    changed = [line for line in span.lines if line not in expected and line.strip()]
+    # a line written by hand names no memory; only when lines were taken out do the missing ones
+    ids = rulesblock.ids_in(changed if changed else [line for line in expected if line not in span.lines])
     which = (f"change memory {', '.join(ids)} with `memgit edit ID`" if ids else
              "add what you wrote as a memory (`memgit remember … --kind convention`), or write it outside the block")
     return (f"{target.path}: the memgit block was edited by hand; it is generated from .memory/ and would be "
@@ -287,6 +291,10 @@ def run(ws: Workspace, action: str, names: Sequence[str] = (), *, force: bool = 
     else:
         chosen_targets = _distinct(root, targets(names) if names else _with_blocks(root))
     if action == "remove":
+        edited = [t.path for t in chosen_targets if _edited(root, t)] if not force else []
+        if edited:
+            raise MemgitError(f"{', '.join(edited)}: the memgit block was edited by hand; removing it would lose "
+                              "what was written there: move that text out of the block, or `--force` removes it")
         return [_remove(root, target) for target in chosen_targets]
     if action == "check":
         ws.require_store()
@@ -331,6 +339,12 @@ def _check(root: Path, target: Target, inner: Sequence[str]) -> FileResult:
     return FileResult(target.path, "current")
 
 
+def _edited(root: Path, target: Target) -> bool:
+    text = read(root, target)
+    span = span_of(target, text) if text is not None else None
+    return span is not None and span.edited
+
+
 def _remove(root: Path, target: Target) -> FileResult:
     text = read(root, target)
     if text is None or span_of(target, text) is None:
@@ -369,6 +383,22 @@ def refresh(ws: Workspace) -> list[FileResult]:
         except (MemgitError, OSError):
             continue  # a file it cannot read or write stays as it is; `memgit rules` says why
     return out
+
+
+_STATES = {"current": "current", "stale": "out of date: run `memgit rules`",
+           "edited": "edited by hand, so not kept current: `memgit rules --check` says what to do"}
+
+
+def summary(ws: Workspace) -> str:
+    """What `memgit status` says of the rules files: each memgit block's state (the git hooks
+    keep blocks current silently, and leave one edited by hand as it is)."""
+    if ws.repo is None:
+        return "none (not a git work tree)"
+    have = _with_blocks(ws.repo.root)
+    if not have:
+        return "no memgit block (`memgit rules` writes one)"
+    inner = lines(ws)[0]
+    return "; ".join(f"{t.path} {_STATES[_check(ws.repo.root, t, inner).state]}" for t in have)
 
 
 def problems(ws: Workspace) -> list[Problem]:

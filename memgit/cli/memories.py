@@ -166,14 +166,17 @@ def list_(ctx: click.Context, kind: str | None, entity: str | None, task_id: str
 @click.option("--confidence", type=click.FloatRange(0, 1))
 @click.option("--task", "task_id")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags (repeatable).")
+@click.option("--pin/--unpin", "pinned", default=None,
+              help="Give it to the agent at every session start and in the rules files' block (`pinned: true`), or not.")
 @secret_option
 @no_commit_option
 @click.pass_context
 def edit(ctx: click.Context, ref: str, title: str | None, kind: str | None, entity: str | None, confidence: float | None,
-         task_id: str | None, tags: Sequence[str], allow_secret: bool, no_commit: bool) -> None:
+         task_id: str | None, tags: Sequence[str], pinned: bool | None, allow_secret: bool, no_commit: bool) -> None:
     """Change a memory: with options, set those fields; without, open it in $EDITOR."""
     mem = open_memgit(ctx)
-    fields: dict[str, Any] = {"title": title, "kind": kind, "entity": entity, "confidence": confidence, "task_id": task_id}
+    fields: dict[str, Any] = {"title": title, "kind": kind, "entity": entity, "confidence": confidence, "task_id": task_id,
+                              "pinned": pinned}
     changes = {k: v for k, v in fields.items() if v is not None}
     if tags:
         changes["tags"] = tuple(tags)

@@ -28,7 +28,7 @@ _SAID = {"created": "created, with the memgit block", "updated": "memgit block u
 @click.option("--check", is_flag=True, help="Change nothing; exit 1 when a block is missing, out of date or "
                                             "edited by hand (for CI and pre-commit).")
 @click.option("--remove", is_flag=True, help="Take the block out again; a file memgit created for it is deleted.")
-@click.option("--force", is_flag=True, help="Overwrite a block that was edited by hand.")
+@click.option("--force", is_flag=True, help="Overwrite (or with --remove, remove) a block that was edited by hand.")
 @json_option
 @click.pass_context
 def rules(ctx: click.Context, names: Sequence[str], check: bool, remove: bool, force: bool, as_json: bool) -> None:
