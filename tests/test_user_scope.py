@@ -126,7 +126,7 @@ def test_recall_merges_both_scopes_and_says_which(tmp_path: Path, user: Path) ->
     # each store logs its own recalls in its own git dir
     assert mine in (user / ".git" / "memgit" / "recalls.jsonl").read_text()
     assert mine not in (root / ".git" / "memgit" / "recalls.jsonl").read_text()
-    assert "user_store:" in run(root, "status").stdout and "1 active memories" in run(root, "status").stdout
+    assert "user_store:" in run(root, "status").stdout and "1 active memory," in run(root, "status").stdout
 
 
 def _hit(mid: str, relevance: float, scope: str = "project") -> Hit:

@@ -119,4 +119,4 @@ def describe(ws: Workspace) -> str:
         return f"{root} (skipped by recall: {exc})"
     finally:
         user.close()
-    return f"{root} ({count} active memories, recalled with this project's)"
+    return f"{root} ({count} active {'memory' if count == 1 else 'memories'}, recalled with this project's)"
