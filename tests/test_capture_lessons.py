@@ -301,6 +301,23 @@ def test_a_refused_tool_call_and_a_missing_runner_are_not_what_was_learned(tmp_p
     assert "tool_use_error" not in lesson.body + lesson.title and "No module named" not in lesson.body + lesson.title
 
 
+def test_a_tally_is_no_diagnosis_and_a_separator_is_no_error(tmp_path: Path) -> None:
+    """"8 tests failing." says how many, not why: the sentence that gives the cause is the one
+    kept; a pytest failure's `file:line: AssertionError` is quoted without the separator after it."""
+    output = ("Exit code 1\n=== FAILURES ===\ntests/test_size.py:12: AssertionError\n"
+              "__________________ test_parse_megabytes __________________\n1 failed, 7 passed")
+    [lesson] = lessons(claude(tmp_path, [
+        ("user", "The size tests fail."),
+        ("bash", "pytest tests/test_size.py", output, True),
+        ("say", "8 tests failing."),
+        ("say", "The size parser matches the unit table in order, so the `b` suffix wins over `mb`."),
+        ("edit", "src/size.py"),
+        ("bash", "pytest tests/test_size.py", "8 passed", False),
+    ]))
+    assert "Why: The size parser matches the unit table in order" in lesson.body and "8 tests failing" not in lesson.body
+    assert "tests/test_size.py:12: AssertionError" in lesson.body and "____" not in lesson.body
+
+
 # -- command normalisation ---------------------------------------------------------------------
 
 

@@ -77,6 +77,7 @@ class _Named:
 
 
 _NAMED = _Named()
+_RULER = re.compile(r"^[_=\-]{5,}")
 _DIAGNOSTIC = re.compile(r"^\S+\.\w+:\d+(?::\d+)?:?\s*\S*")
 _ENVIRONMENT = re.compile(
     r"(?i)\b(?:EADDRINUSE|address already in use|EPERM|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN"
@@ -323,7 +324,8 @@ def key_line(text: str) -> str:
         return "it failed"
     line = lines[chosen]
     if line.endswith(":") or _DIAGNOSTIC.fullmatch(line):
-        following = next((lines[i] for i in useful if i > chosen), "")
+        # The line after, unless it is a runner's separator (pytest's "____ test_name ____").
+        following = next((lines[i] for i in useful if i > chosen and not _RULER.match(lines[i])), "")
         line = f"{line} {following.lstrip('*-• ')}".strip()
     return re.sub(r"^(?:E\s+|\[[^\]]*\]:?\s*)", "", line)[:200]
 

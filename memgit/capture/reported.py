@@ -132,6 +132,11 @@ def _error_line(report: str, cause: str) -> str:
     return shorten(best, 160)
 
 
+#: A tally of a run ("8 tests failing.", "All 32 connector tests pass now."): a status, no cause.
+_TALLY = re.compile(r"(?i)^(?:now |still |only )?(?:all |\d+ |all \d+ )(?:[\w-]+ ){0,2}"
+                    r"(?:tests?|checks?|errors?|failures?|specs?)\b[^.]{0,30}?\b(?:pass(?:ing|ed|es)?|fail(?:ing|ed|s)?|left|remain(?:ing)?)\b")
+
+
 def diagnosis(said: list[str], about: str = "") -> str:
     """The first sentence of the agent's words that says what was wrong: not a plan ("Let me…"),
     not hedged ("maybe", "I think"), not a question, and, given `about` (the failure, the files
@@ -144,6 +149,7 @@ def diagnosis(said: list[str], about: str = "") -> str:
             plain = sentence.replace("**", "")
             if ((len(plain.split()) < 4 and len(plain) < 12) or plain.endswith(("?", "？"))
                     or _PLAN.match(plain) or _HEDGE.search(plain)
+                    or (len(plain.split()) <= 10 and _TALLY.match(plain))
                     or len(plain) > 300 or (about and not _terms(plain) & subject)):
                 continue
             return shorten(plain, 240)
