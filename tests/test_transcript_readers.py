@@ -146,3 +146,16 @@ def test_a_first_line_longer_than_the_sniffed_head_is_read(tmp_path: Path, name:
     long_first = transcripts.read(path)
     assert long_first.format == transcripts.read(DATA / name).format
     assert [e.text for e in long_first.events] == [e.text for e in transcripts.read(DATA / name).events]
+
+
+def test_two_records_on_one_line_are_both_read(tmp_path: Path) -> None:
+    """A write that lost its newline leaves two JSON records on one line: every JSON-lines
+    reader reads both, and a torn record after them is skipped and counted."""
+    first = {"type": "user", "sessionId": "s", "uuid": "1", "message": {"role": "user", "content": "Always pin deps."}}
+    second = {"type": "assistant", "sessionId": "s", "uuid": "2", "message": {"role": "assistant",
+                                                                              "content": [{"type": "text", "text": "Noted."}]}}
+    path = tmp_path / "joined.jsonl"
+    path.write_text(json.dumps(first) + json.dumps(second) + '{"type": "us\n', encoding="utf-8")
+    transcript = transcripts.read(path)
+    assert [(e.role, e.text) for e in transcript.events] == [("user", "Always pin deps."), ("assistant", "Noted.")]
+    assert transcript.skipped == 1

@@ -10,16 +10,14 @@ An ask tool's answers (pi's ask and questionnaire extensions) become `choice` ev
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from memgit.agents.events import SHELL_TOOLS, Event, Transcript
 from memgit.agents.readers.exitcode import code_of, exit_code, failed
 from memgit.agents.readers.noise import user_text
 from memgit.agents.readers.questions import ASK_TOOLS, choices
-from memgit.agents.readers.reader import LINE_LIMIT, Head, Lines, blocks_text, cut, stamp
+from memgit.agents.readers.reader import Head, Lines, blocks_text, cut, records, stamp
 from memgit.agents.readers.toolcall import tool_call
 
 FORMAT = "pi"
@@ -41,7 +39,7 @@ def sniff(head: Head) -> bool:
 def read(lines: Lines, transcript: Transcript) -> None:
     events = transcript.events
     asked: dict[str, Any] = {}  # call id → arguments of an ask tool's call
-    for number, record in _entries(lines, transcript):
+    for number, record in records(lines, transcript):
         kind = record.get("type")
         stamp(transcript, record)
         if kind == "session":
@@ -100,29 +98,3 @@ def _result(number: int, message: dict[str, Any], transcript: Transcript, asked:
         transcript.events.extend(choices(number, tool, asked.pop(call_id), text, details.get("answers"),
                                          error=bool(message.get("isError") or details.get("cancelled")),
                                          call_id=call_id))
-
-
-def _entries(lines: Lines, transcript: Transcript) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The JSON objects of `lines`, leniently: a line holding two entries (a write that lost its
-    newline) gives both."""
-    decoder = json.JSONDecoder()
-    for number, raw in lines:
-        if not raw.strip():
-            continue
-        if len(raw) > LINE_LIMIT:
-            transcript.skipped += 1
-            continue
-        text, at = raw.decode("utf-8", "replace").strip(), 0
-        while at < len(text):
-            try:
-                record, end = decoder.raw_decode(text, at)
-            except (ValueError, RecursionError):
-                transcript.skipped += 1
-                break
-            if isinstance(record, dict):
-                yield number, record
-            else:
-                transcript.skipped += 1
-            at = end
-            while at < len(text) and text[at].isspace():
-                at += 1

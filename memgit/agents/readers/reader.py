@@ -68,13 +68,16 @@ def head_of(lines: Iterable[str], records: int = 50) -> Head:
             break
         json_lines += 1
         try:
-            record = json.loads(line)
+            parsed = [json.loads(line)]
+        except json.JSONDecodeError as exc:
+            if exc.msg != "Extra data":
+                continue  # maybe cut where the head ends: try the next line
+            parsed = [r for _, r in _joined(0, line.encode(), Transcript("", ""))]
         except (ValueError, RecursionError):
-            continue  # maybe cut where the head ends: try the next line
-        if isinstance(record, dict):
-            found.append(record)
-            if len(found) >= records:
-                break
+            continue
+        found.extend(r for r in parsed if isinstance(r, dict))
+        if len(found) >= records:
+            break
     return Head("\n".join(seen), bool(json_lines), tuple(found))
 
 
@@ -88,13 +91,38 @@ def records(lines: Lines, transcript: Transcript) -> Iterator[tuple[int, dict[st
             continue
         try:
             record = json.loads(raw)
-        except (ValueError, RecursionError):  # a torn last line, a stray log line
+        except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data":  # two records on one line: a write that lost its newline
+                yield from _joined(number, raw, transcript)
+            else:  # a torn last line, a stray log line
+                transcript.skipped += 1
+            continue
+        except (ValueError, RecursionError):
             transcript.skipped += 1
             continue
         if isinstance(record, dict):
             yield number, record
         else:
             transcript.skipped += 1
+
+
+def _joined(number: int, raw: bytes, transcript: Transcript) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of one line that holds several, one after the other."""
+    decoder = json.JSONDecoder()
+    text, at = raw.decode("utf-8", "replace").strip(), 0
+    while at < len(text):
+        try:
+            record, end = decoder.raw_decode(text, at)
+        except (ValueError, RecursionError):
+            transcript.skipped += 1
+            return
+        if isinstance(record, dict):
+            yield number, record
+        else:
+            transcript.skipped += 1
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
 
 
 def cut(text: str, limit: int = TEXT_LIMIT) -> str:
