@@ -189,6 +189,25 @@ def test_a_user_store_inside_the_project_is_refused(tmp_path: Path, monkeypatch:
     assert "git repository of its own" in run(root, "list", "--scope", "user", check=False).stderr
 
 
+def test_remember_never_makes_the_user_store_inside_a_project_or_in_one(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """$MEMGIT_USER_STORE naming a folder inside a project, or another project's root: personal
+    memories would be committed there, so `remember --scope user` refuses and writes nothing."""
+    root, other = project(tmp_path, "p"), project(tmp_path, "q")
+    (other / "app.py").write_text("x = 1\n")
+    subprocess.run(["git", "add", "app.py"], cwd=other, check=True)
+    subprocess.run(["git", "commit", "-qm", "app"], cwd=other, check=True)
+    before = everything_committed(other)
+    monkeypatch.setenv("MEMGIT_USER_STORE", str(root / "mine"))
+    inside = run(root, "remember", "--scope", "user", "I prefer short answers", check=False)
+    assert inside.returncode == 1 and "would sit inside the project" in inside.stderr
+    assert not (root / "mine" / ".git").exists() and not (root / "mine" / ".memory").exists()
+    monkeypatch.setenv("MEMGIT_USER_STORE", str(other))
+    onto = run(root, "remember", "--scope", "user", "I prefer short answers", check=False)
+    assert onto.returncode == 1 and "is a project's repository" in onto.stderr
+    assert everything_committed(other) == before
+
+
 def test_a_hostile_project_memory_cannot_reach_the_user_store(tmp_path: Path, user: Path) -> None:
     """A committed memory that repeats a user memory's id and claims to be the user's hides nothing."""
     root = project(tmp_path, "p")

@@ -74,6 +74,16 @@ def prepare() -> Path:
     except OSError as exc:
         raise MemgitError(f"cannot create the user store {root} ({exc.strerror or exc}); set ${ENV}") from exc
     root = root.resolve()  # git names the work tree by its real path
+    around = gitrepo.find(root)
+    # Inside a project's work tree the store's memories would show up in that project (a home
+    # folder kept in git is no project: no `.memory/`).
+    if around is not None and around.root.resolve() != root and (around.root / MEMORY_DIR).is_dir():
+        raise MemgitError(f"the user store {root} would sit inside the project {around.root}, where its "
+                          f"memories would show up; set ${ENV} to a folder outside any project")
+    if around is not None and _others(around):
+        raise MemgitError(f"{root} is a project's repository (it tracks files outside {MEMORY_DIR}/), not a "
+                          f"user store: personal memories would be committed to it; set ${ENV} to a folder "
+                          "of its own")
     if not (root / ".git").exists():
         done = runner.run(["init", "-q"], root)
         if not done.ok:
@@ -85,6 +95,13 @@ def prepare() -> Path:
         Store(config.parent).write_text(CONFIG_NAME, DEFAULT_TOML)
         gitrepo.commit(repo, [config], "memory: init")
     return root
+
+
+def _others(repo: gitrepo.Repo) -> bool:
+    """Whether `repo` tracks anything besides its `.memory/` folder."""
+    done = runner.run(["ls-files", "-z"], repo.root)
+    paths = done.stdout.split("\0") if done.ok else []
+    return any(path and not path.startswith(f"{MEMORY_DIR}/") for path in paths)
 
 
 def _own(root: Path, repo: gitrepo.Repo | None) -> gitrepo.Repo:
