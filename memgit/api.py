@@ -108,8 +108,13 @@ class Memgit:
         self.repo = repo
         self.warn = warn
         self.workspace = Workspace(memory_dir, repo, warn, warm=warm, lock_timeout=lock_timeout)
+        self.workspace.writer.derived = self._rules_blocks
 
     # -- plumbing ------------------------------------------------------------------------
+
+    def _rules_blocks(self) -> list[Path]:
+        from memgit.agents import rulesfile  # only a commit needs it: a cold recall stays light
+        return rulesfile.for_commit(self.workspace)
 
     def close(self) -> None:
         """Close the index; the store stays usable (the next call opens it again)."""

@@ -77,9 +77,9 @@ def test_two_clones_updating_the_block_merge_and_memgit_rules_resolves_the_confl
     git(a, "push", "-q", "origin", "HEAD")
     b = clone(origin, tmp_path / "b")
     for where, text in ((a, "A: format with black"), (b, "B: sort imports with isort")):
+        # memgit's commit of the memory carries the block brought up to date
         assert run(where, "remember", text, "--kind", "convention", "--source", "user")[0] == 0
-        assert run(where, "rules")[0] == 0
-        git(where, "commit", "-q", "-am", "rules")
+        assert git(where, "status", "--porcelain") == ""
     git(a, "push", "-q", "origin", "HEAD")
     merge = subprocess.run(["git", "pull", "-q", "--no-rebase"], cwd=b, capture_output=True, text=True, check=False)
     assert merge.returncode != 0 and "<<<<<<<" in (b / "AGENTS.md").read_text()
@@ -118,8 +118,9 @@ def test_remove_keeps_a_block_edited_by_hand_unless_forced(mem, repo: Path) -> N
 
 
 def test_status_tells_a_teammate_whose_block_the_hooks_left_alone(tmp_path: Path) -> None:
-    """B wrote inside the block; A's new convention arrives by pull, whose hook keeps B's text
-    and says nothing: `memgit status` says the block is not kept current, and why."""
+    """B wrote inside the block; A's new convention comes with A's block brought up to date in
+    the same commit, so git's pull refuses to overwrite B's uncommitted text (nothing of it is
+    lost), and `memgit status` says the block is not kept current, and why."""
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(origin))
     a = clone(origin, tmp_path / "a")
@@ -140,7 +141,8 @@ def test_status_tells_a_teammate_whose_block_the_hooks_left_alone(tmp_path: Path
     agents.write_text(edited)
     assert run(a, "remember", "Use ruff", "--kind", "convention", "--source", "user")[0] == 0
     git(a, "push", "-q", "origin", "HEAD")
-    git(b, "pull", "-q")
+    pulled = subprocess.run(["git", "pull", "-q"], cwd=b, capture_output=True, text=True, check=False)
+    assert pulled.returncode != 0 and "AGENTS.md" in pulled.stderr
     code, out, _ = run(b, "status")
     assert agents.read_text() == edited
     assert "AGENTS.md edited by hand, so not kept current" in out

@@ -277,6 +277,35 @@ def test_a_team_pins_in_one_clone_and_the_other_clone_gets_it_by_pull(repo: Path
     assert os.path.exists(alice / "AGENTS.md")
 
 
+def test_a_memory_commit_carries_the_block_so_teammates_pull_a_clean_tree(repo: Path, tmp_path: Path) -> None:
+    """memgit's own commit of a memory brings the block up to date in the same commit: the author's
+    tree stays clean and `--check` passes, and a teammate who pulls has nothing left modified, so
+    their next `git pull --rebase` runs."""
+    memgit_cli(repo, "init")
+    memgit_cli(repo, "remember", "Run the tests with pytest -q", "--kind", "convention")
+    memgit_cli(repo, "rules")
+    git(repo, "add", "AGENTS.md")
+    git(repo, "commit", "-q", "-m", "memgit rules")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    for name in ("alice", "bob"):
+        git(tmp_path, "clone", "-q", str(origin), name)
+        memgit_cli(tmp_path / name, "hooks", "install", "git")
+    made = memgit_cli(alice, "remember", "Never push to main directly", "--kind", "convention").stdout.strip()
+    assert git(alice, "status", "--porcelain") == ""
+    assert "AGENTS.md" in git(alice, "show", "--name-only", "--format=", "HEAD")
+    assert memgit_cli(alice, "rules", "--check", check=False).returncode == 0
+    git(alice, "push", "-q", "origin", "HEAD")
+    git(bob, "pull", "-q", "--no-rebase", "origin", "main")
+    assert f"- Never push to main directly (`{made}`)" in (bob / "AGENTS.md").read_text()
+    memgit_cli(alice, "remember", "Name branches after the ticket", "--kind", "convention")
+    git(alice, "push", "-q", "origin", "HEAD")
+    git(bob, "pull", "-q", "--rebase", "origin", "main")  # refuses on a modified tracked file
+    assert "Name branches after the ticket" in (bob / "AGENTS.md").read_text()
+    assert git(bob, "status", "--porcelain") == ""
+
+
 def test_the_pre_commit_framework_runs_the_rules_check(tmp_path: Path, store, repo: Path) -> None:
     """`pre-commit try-repo` with this repository's .pre-commit-hooks.yaml, as a user's pre-commit would."""
     pytest.importorskip("pre_commit")

@@ -30,6 +30,7 @@ from memgit.agents import rulesblock
 from memgit.errors import MemgitError
 from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
+from memgit.recall import lookup
 from memgit.memory.format import Memory, Problem
 
 SOURCES = ("user", "static", "inferred")
@@ -103,9 +104,10 @@ def _best_first(memories: list[Memory]) -> list[Memory]:
     return sorted(by_time, key=lambda m: (SOURCES.index(m.source) if m.source in SOURCES else 3, -m.confidence))
 
 
-def lines(ws: Workspace) -> tuple[list[str], list[Memory]]:
-    """The block's lines for the store as it is now, and the memories over the budget."""
-    pinned, rules = chosen(ws.load(), ws.config.rules_min_confidence)
+def lines(ws: Workspace, memories: Sequence[Memory] | None = None) -> tuple[list[str], list[Memory]]:
+    """The block's lines for the store as it is now (`memories`, else every file parsed), and
+    the memories over the budget."""
+    pinned, rules = chosen(ws.load() if memories is None else memories, ws.config.rules_min_confidence)
     return rulesblock.render(pinned, rules, ws.config.rules_budget)
 
 
@@ -357,18 +359,38 @@ def _remove(root: Path, target: Target) -> FileResult:
     return FileResult(target.path, "removed")
 
 
-def refresh(ws: Workspace) -> list[FileResult]:
+def for_commit(ws: Workspace) -> list[Path]:
+    """The blocks brought up to date as memgit commits a change of memory files, so the same
+    commit carries them (a teammate who pulls it finds them current, with nothing to rewrite):
+    the files it changed. The memories come from the index, kept in step first."""
+    repo = ws.repo
+    if repo is None:
+        return []
+    # Only a file committed as it is: the commit then holds nothing of the user's own but the block.
+    paths = {t: real_path(repo.root, t) for t in _with_blocks(repo.root)}
+    clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and not gitrepo.dirty(repo, path)]
+    if not clean:
+        return []
+    pool = lookup.indexed(ws)
+    memories = [m for m, _ in pool] if pool is not None else None
+    by_path = {t.path: t for t in TARGETS}
+    return [real_path(repo.root, by_path[r.path]) for r in refresh(ws, memories, clean)]
+
+
+def refresh(ws: Workspace, memories: Sequence[Memory] | None = None,
+            only: Sequence[Target] | None = None) -> list[FileResult]:
     """Bring up to date the blocks the project already has (after a pull, `reflect --apply`,
-    `capture --apply`). Never creates a file, never overwrites a block edited by hand, and
-    waits while a merge, rebase, cherry-pick or revert is in progress; a file it cannot read
-    is skipped. What it updated."""
+    `capture --apply`, and in memgit's own commits). Never creates a file, never overwrites a
+    block edited by hand, and waits while a merge, rebase, cherry-pick or revert is in
+    progress; a file it cannot read is skipped. Only the files of `only`, when given. What it
+    updated."""
     root = _root(ws)
     if ws.repo is None or gitrepo.busy(ws.repo) or not ws.memory_dir.is_dir():
         return []
-    have = _with_blocks(root)
+    have = [t for t in _with_blocks(root) if only is None or t in only]
     if not have:
         return []
-    inner = lines(ws)[0]
+    inner = lines(ws, memories)[0]
     out = []
     for target in have:
         try:

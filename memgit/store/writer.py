@@ -40,6 +40,9 @@ class Writer:
         self.warn = warn
         #: How long to wait for another writer's lock (None: $MEMGIT_LOCK_TIMEOUT, else 60 s).
         self.lock_timeout = lock_timeout
+        #: Files derived from the memories (the rules files' memgit blocks), brought up to date
+        #: just before each commit; it returns those it changed, and they go in the same commit.
+        self.derived: Callable[[], list[Path]] | None = None
 
     @property
     def repository(self) -> gitrepo.Repo | None:
@@ -66,12 +69,29 @@ class Writer:
 
     def commit(self, paths: Sequence[Path], message: str, commit: bool,
                index_before: changeset.IndexEntries | None = None) -> str | None:
-        """Commit (or with `commit=False` stage) exactly `paths`."""
+        """Commit (or with `commit=False` stage) exactly `paths`, and the derived files they
+        changed (`derived`)."""
         repo = self.repo()
-        sha = gitrepo.commit(repo, paths, message, stage_only=not commit, index_before=index_before)
+        extra = self._derived(paths)
+        if extra and index_before is not None:
+            index_before = {**index_before, **gitrepo.index_entries(repo, [os.path.relpath(p, repo.root)
+                                                                            for p in extra])}
+        sha = gitrepo.commit(repo, [*paths, *extra], message, stage_only=not commit,
+                             index_before=index_before)
         if sha and gitrepo.detached(repo):
             self.warn(f"HEAD is detached: commit {sha[:10]} is on no branch (git switch -c NAME keeps it)")
         return sha
+
+    def _derived(self, paths: Sequence[Path]) -> list[Path]:
+        """The derived files brought up to date for a commit of `paths`; never fails the commit."""
+        if self.derived is None or not paths:
+            return []
+        try:
+            return [p for p in self.derived() if p not in paths]
+        except Exception as exc:  # noqa: BLE001 - a derived file is never worth a memory commit
+            self.warn(f"the rules files' memgit block was not brought up to date ({exc}); "
+                      "run 'memgit rules'")
+            return []
 
     @contextmanager
     def writing(self) -> Iterator[gitrepo.Repo]:
