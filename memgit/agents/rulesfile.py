@@ -368,13 +368,48 @@ def for_commit(ws: Workspace) -> list[Path]:
         return []
     # Only a file committed as it is: the commit then holds nothing of the user's own but the block.
     paths = {t: real_path(repo.root, t) for t in _with_blocks(repo.root)}
-    clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and not gitrepo.dirty(repo, path)]
+    clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and _only_block_changed(repo, t, path)]
     if not clean:
         return []
     pool = lookup.indexed(ws)
     memories = [m for m, _ in pool] if pool is not None else None
     by_path = {t.path: t for t in TARGETS}
-    return [real_path(repo.root, by_path[r.path]) for r in refresh(ws, memories, clean)]
+    updated = [real_path(repo.root, by_path[r.path]) for r in refresh(ws, memories, clean)]
+    # A block brought up to date earlier but never committed (the memory commit was refused or
+    # killed, or `memgit rules` ran): it goes in this commit too, not left modified.
+    left = [paths[t] for t in clean if paths[t] not in updated and gitrepo.dirty(repo, paths[t])]
+    return list(dict.fromkeys([*updated, *left]))
+
+
+def _only_block_changed(repo: gitrepo.Repo, target: Target, path: Path) -> bool:
+    """Whether the file has nothing staged and differs in the work tree from HEAD's only inside
+    a memgit block memgit wrote (one a refused or interrupted memory commit, or `memgit rules`,
+    left behind): nothing of the user's would go in the commit."""
+    if not gitrepo.dirty(repo, path):
+        return True
+    rel = os.path.relpath(path, repo.root).replace(os.sep, "/")
+    if gitrepo.staged_changes(repo, [rel]):
+        return False  # staged by the user (or by a --no-commit run): theirs to commit
+    try:
+        head = _outside(target, gitrepo.show(repo, "HEAD", rel), edited_ok=True)
+        return head is not None and _outside(target, path.read_bytes(), edited_ok=False) == head
+    except (OSError, MemgitError):
+        return False
+
+
+def _outside(target: Target, data: bytes | None, *, edited_ok: bool) -> str | None:
+    """The text with its block emptied (None: no file, not text, no block, or one edited by hand
+    when not `edited_ok`)."""
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    span = span_of(target, text)
+    if span is None or (span.edited and not edited_ok):
+        return None
+    return with_block(target, text, [])
 
 
 def refresh(ws: Workspace, memories: Sequence[Memory] | None = None,

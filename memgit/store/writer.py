@@ -201,6 +201,7 @@ class Writer:
             kept = [from_root(rel) for rel in found.change.ops if rel not in left]
             before = found.change.index if found.change.index is not None else gitrepo.head_entries(repo, kept)
             gitrepo.restore_index(repo, {path: before.get(path) for path in kept})
+            self._derived([self._store().root])  # the blocks the change brought up to date, put back in step
             for rel in left:
                 self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
             return Settled(found.summary, None, tuple(restored), tuple(left))

@@ -1,0 +1,82 @@
+"""The memgit block of a committed rules file rides along in memgit's own memory commits, also
+when such a commit is refused (a hook) or interrupted and then finished or abandoned; the
+user's own edits to the file never go in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import git
+from .test_rulesfile import memgit_cli
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """A repository with a committed AGENTS.md holding memgit's block."""
+    memgit_cli(repo, "init")
+    memgit_cli(repo, "remember", "Run the tests with pytest -q", "--kind", "convention")
+    memgit_cli(repo, "rules")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit rules")
+    return repo
+
+
+def refusing_hook(repo: Path) -> Path:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    return hook
+
+
+def test_finish_after_a_refused_commit_carries_the_block_it_wrote(project: Path) -> None:
+    hook = refusing_hook(project)
+    assert memgit_cli(project, "remember", "Never push to main", "--kind", "convention", check=False).returncode != 0
+    assert "Never push to main" in (project / "AGENTS.md").read_text()
+    hook.unlink()
+    memgit_cli(project, "finish")
+    assert "AGENTS.md" in git(project, "show", "--name-only", "--format=", "HEAD")
+    assert git(project, "status", "--porcelain") == ""
+
+
+def test_the_next_memory_commit_carries_a_block_left_by_a_refused_commit(project: Path) -> None:
+    hook = refusing_hook(project)
+    memgit_cli(project, "remember", "Never push to main", "--kind", "convention", check=False)
+    hook.unlink()
+    memgit_cli(project, "abandon")
+    assert git(project, "status", "--porcelain") == ""  # abandon puts the block back in step too
+    hook = refusing_hook(project)
+    memgit_cli(project, "remember", "Use tabs", "--kind", "convention", check=False)
+    hook.unlink()
+    memgit_cli(project, "remember", "Name branches after the ticket", "--kind", "convention")  # finishes, then commits
+    assert git(project, "status", "--porcelain") == ""
+    assert "Use tabs" in git(project, "show", "HEAD:AGENTS.md")
+
+
+def test_abandon_after_a_refused_commit_puts_the_block_back(project: Path) -> None:
+    before = (project / "AGENTS.md").read_bytes()
+    hook = refusing_hook(project)
+    memgit_cli(project, "remember", "Never push to main", "--kind", "convention", check=False)
+    hook.unlink()
+    memgit_cli(project, "abandon")
+    assert (project / "AGENTS.md").read_bytes() == before
+    assert git(project, "status", "--porcelain") == ""
+    assert memgit_cli(project, "rules", "--check", check=False).returncode == 0
+
+
+def test_the_users_edits_never_go_in_after_a_refused_commit(project: Path) -> None:
+    hook = refusing_hook(project)
+    memgit_cli(project, "remember", "Never push to main", "--kind", "convention", check=False)
+    hook.unlink()
+    with (project / "AGENTS.md").open("a") as handle:
+        handle.write("my own line\n")
+    memgit_cli(project, "finish")
+    assert "AGENTS.md" not in git(project, "show", "--name-only", "--format=", "HEAD")
+    assert (project / "AGENTS.md").read_text().endswith("my own line\n")
+    # staged by the user: not memgit's to commit either
+    git(project, "add", "AGENTS.md")
+    memgit_cli(project, "remember", "Use tabs", "--kind", "convention")
+    assert "AGENTS.md" not in git(project, "show", "--name-only", "--format=", "HEAD")
+    assert "my own line" in git(project, "show", ":AGENTS.md")
