@@ -80,3 +80,17 @@ def test_the_users_edits_never_go_in_after_a_refused_commit(project: Path) -> No
     memgit_cli(project, "remember", "Use tabs", "--kind", "convention")
     assert "AGENTS.md" not in git(project, "show", "--name-only", "--format=", "HEAD")
     assert "my own line" in git(project, "show", ":AGENTS.md")
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_a_rules_file_git_is_told_to_leave_alone_stays_out(project: Path, flag: str) -> None:
+    """A local version of AGENTS.md hidden from git (`update-index --assume-unchanged` or
+    `--skip-worktree`): `git status` is clean, but it is the user's, never memgit's to commit,
+    and it must not make the memory commit fail."""
+    with (project / "AGENTS.md").open("a") as handle:
+        handle.write("my local line\n")
+    git(project, "update-index", flag, "AGENTS.md")
+    memgit_cli(project, "remember", "Never push to main", "--kind", "convention")
+    assert "my local line" not in git(project, "show", "HEAD:AGENTS.md")
+    assert (project / "AGENTS.md").read_text().endswith("my local line\n")
+    assert git(project, "log", "-1", "--format=%s").startswith("memory:")

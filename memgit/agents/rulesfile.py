@@ -385,6 +385,8 @@ def _only_block_changed(repo: gitrepo.Repo, target: Target, path: Path) -> bool:
     """Whether the file has nothing staged and differs in the work tree from HEAD's only inside
     a memgit block memgit wrote (one a refused or interrupted memory commit, or `memgit rules`,
     left behind): nothing of the user's would go in the commit."""
+    if gitrepo.hidden_changes(repo, path):
+        return False  # the user's local version, which git is told to leave alone
     if not gitrepo.dirty(repo, path):
         return True
     rel = os.path.relpath(path, repo.root).replace(os.sep, "/")

@@ -440,6 +440,15 @@ def churn(repo: Repo, since: str | None = None) -> list[tuple[str, str, dict[str
     return out
 
 
+def hidden_changes(repo: Repo, path: Path) -> bool:
+    """Whether git is told not to look at the file's changes (`update-index --assume-unchanged`
+    or `--skip-worktree`, sparse checkout): `git status` says nothing of what it holds."""
+    rel = os.path.relpath(path, repo.root)
+    listed = _run(["ls-files", "-v", "-z", "--", rel], repo.root)
+    tags = [entry[:1] for entry in listed.stdout.split("\0") if entry]
+    return listed.returncode != 0 or any(tag == "S" or tag.islower() for tag in tags)
+
+
 def dirty(repo: Repo, under: Path) -> list[str]:
     """Paths under `under` with changes not committed (staged, unstaged or untracked)."""
     rel = os.path.relpath(under, repo.root)
