@@ -4,6 +4,7 @@ user's own edits to the file never go in."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,33 @@ def test_a_rules_file_git_is_told_to_leave_alone_stays_out(project: Path, flag: 
     assert "my local line" not in git(project, "show", "HEAD:AGENTS.md")
     assert (project / "AGENTS.md").read_text().endswith("my local line\n")
     assert git(project, "log", "-1", "--format=%s").startswith("memory:")
+
+
+def killed_in_commit(project: Path) -> None:
+    """`memgit remember` and its `git commit` killed by SIGKILL once git staged everything (a hook
+    kills them both), as a closed terminal would; git's lock file removed, as the user would."""
+    hook = project / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text('#!/bin/sh\nkill -9 "$(ps -o ppid= -p "$PPID" | tr -d " ")" "$PPID"\nsleep 5\nexit 1\n')
+    hook.chmod(0o755)
+    memgit_cli(project, "remember", "Never push to main", "--kind", "convention", check=False)
+    hook.unlink()
+    (project / ".git" / "index.lock").unlink(missing_ok=True)
+    assert "AGENTS.md" in git(project, "diff", "--cached", "--name-only")  # memgit's own staging
+
+
+@pytest.mark.skipif(shutil.which("ps") is None, reason="needs ps")
+def test_finish_after_a_kill_carries_the_block_the_killed_commit_staged(project: Path) -> None:
+    killed_in_commit(project)
+    memgit_cli(project, "finish")
+    assert "AGENTS.md" in git(project, "show", "--name-only", "--format=", "HEAD")
+    assert git(project, "status", "--porcelain") == ""
+
+
+@pytest.mark.skipif(shutil.which("ps") is None, reason="needs ps")
+def test_abandon_after_a_kill_puts_the_block_back_and_unstages_it(project: Path) -> None:
+    before = (project / "AGENTS.md").read_bytes()
+    killed_in_commit(project)
+    memgit_cli(project, "abandon")
+    assert (project / "AGENTS.md").read_bytes() == before
+    assert git(project, "status", "--porcelain") == ""

@@ -382,21 +382,24 @@ def for_commit(ws: Workspace) -> list[Path]:
 
 
 def _only_block_changed(repo: gitrepo.Repo, target: Target, path: Path) -> bool:
-    """Whether the file has nothing staged and differs in the work tree from HEAD's only inside
-    a memgit block memgit wrote (one a refused or interrupted memory commit, or `memgit rules`,
-    left behind): nothing of the user's would go in the commit."""
+    """Whether the file differs from HEAD's, staged and in the work tree, only inside a memgit
+    block memgit wrote (one a refused or killed memory commit, or `memgit rules`, left behind;
+    a block edited by hand is the user's): nothing of the user's would go in the commit."""
     if gitrepo.hidden_changes(repo, path):
         return False  # the user's local version, which git is told to leave alone
     if not gitrepo.dirty(repo, path):
         return True
     rel = os.path.relpath(path, repo.root).replace(os.sep, "/")
-    if gitrepo.staged_changes(repo, [rel]):
-        return False  # staged by the user (or by a --no-commit run): theirs to commit
     try:
         head = _outside(target, gitrepo.show(repo, "HEAD", rel), edited_ok=True)
-        return head is not None and _outside(target, path.read_bytes(), edited_ok=False) == head
+        if head is None:
+            return False
+        for version in (gitrepo.show(repo, "", rel), path.read_bytes()):  # the index, the work tree
+            if _outside(target, version, edited_ok=False) != head:
+                return False
     except (OSError, MemgitError):
         return False
+    return True
 
 
 def _outside(target: Target, data: bytes | None, *, edited_ok: bool) -> str | None:
