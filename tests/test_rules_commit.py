@@ -125,3 +125,13 @@ def test_abandon_after_a_kill_puts_the_block_back_and_unstages_it(project: Path)
     memgit_cli(project, "abandon")
     assert (project / "AGENTS.md").read_bytes() == before
     assert git(project, "status", "--porcelain") == ""
+
+
+def test_the_users_chmod_of_the_rules_file_stays_out(project: Path) -> None:
+    hook = refusing_hook(project)
+    memgit_cli(project, "remember", "Never push to main", "--kind", "convention", check=False)
+    hook.unlink()
+    (project / "AGENTS.md").chmod(0o755)  # the block memgit left, and the user's own change
+    memgit_cli(project, "finish")
+    assert "AGENTS.md" not in git(project, "show", "--name-only", "--format=", "HEAD")
+    assert git(project, "ls-tree", "HEAD", "AGENTS.md").startswith("100644")

@@ -366,7 +366,8 @@ def for_commit(ws: Workspace) -> list[Path]:
     repo = ws.repo
     if repo is None:
         return []
-    # Only a file committed as it is: the commit then holds nothing of the user's own but the block.
+    # Only a file committed whose changes, if any, are memgit's block: the commit then holds
+    # nothing of the user's own.
     paths = {t: real_path(repo.root, t) for t in _with_blocks(repo.root)}
     clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and _only_block_changed(repo, t, path)]
     if not clean:
@@ -390,6 +391,8 @@ def _only_block_changed(repo: gitrepo.Repo, target: Target, path: Path) -> bool:
     if not gitrepo.dirty(repo, path):
         return True
     rel = os.path.relpath(path, repo.root).replace(os.sep, "/")
+    if gitrepo.mode_changed(repo, rel):
+        return False  # the user's chmod
     try:
         head = _outside(target, gitrepo.show(repo, "HEAD", rel), edited_ok=True)
         if head is None:
