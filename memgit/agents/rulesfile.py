@@ -366,15 +366,58 @@ def for_commit(ws: Workspace) -> list[Path]:
     repo = ws.repo
     if repo is None:
         return []
-    # Only a file committed as it is: the commit then holds nothing of the user's own but the block.
+    # Only a file committed whose changes, if any, are memgit's block: the commit then holds
+    # nothing of the user's own.
     paths = {t: real_path(repo.root, t) for t in _with_blocks(repo.root)}
-    clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and not gitrepo.dirty(repo, path)]
+    clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and _only_block_changed(repo, t, path)]
     if not clean:
         return []
     pool = lookup.indexed(ws)
     memories = [m for m, _ in pool] if pool is not None else None
     by_path = {t.path: t for t in TARGETS}
-    return [real_path(repo.root, by_path[r.path]) for r in refresh(ws, memories, clean)]
+    updated = [real_path(repo.root, by_path[r.path]) for r in refresh(ws, memories, clean)]
+    # A block brought up to date earlier but never committed (the memory commit was refused or
+    # killed, or `memgit rules` ran): it goes in this commit too, not left modified.
+    left = [paths[t] for t in clean if paths[t] not in updated and gitrepo.dirty(repo, paths[t])]
+    return list(dict.fromkeys([*updated, *left]))
+
+
+def _only_block_changed(repo: gitrepo.Repo, target: Target, path: Path) -> bool:
+    """Whether the file differs from HEAD's, staged and in the work tree, only inside a memgit
+    block memgit wrote (one a refused or killed memory commit, or `memgit rules`, left behind;
+    a block edited by hand is the user's): nothing of the user's would go in the commit."""
+    if gitrepo.hidden_changes(repo, path):
+        return False  # the user's local version, which git is told to leave alone
+    if not gitrepo.dirty(repo, path):
+        return True
+    rel = os.path.relpath(path, repo.root).replace(os.sep, "/")
+    if gitrepo.mode_changed(repo, rel):
+        return False  # the user's chmod
+    try:
+        head = _outside(target, gitrepo.show(repo, "HEAD", rel), edited_ok=True)
+        if head is None:
+            return False
+        for version in (gitrepo.show(repo, "", rel), path.read_bytes()):  # the index, the work tree
+            if _outside(target, version, edited_ok=False) != head:
+                return False
+    except (OSError, MemgitError):
+        return False
+    return True
+
+
+def _outside(target: Target, data: bytes | None, *, edited_ok: bool) -> str | None:
+    """The text with its block emptied (None: no file, not text, no block, or one edited by hand
+    when not `edited_ok`)."""
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    span = span_of(target, text)
+    if span is None or (span.edited and not edited_ok):
+        return None
+    return with_block(target, text, [])
 
 
 def refresh(ws: Workspace, memories: Sequence[Memory] | None = None,

@@ -440,6 +440,29 @@ def churn(repo: Repo, since: str | None = None) -> list[tuple[str, str, dict[str
     return out
 
 
+def hidden_changes(repo: Repo, path: Path) -> bool:
+    """Whether git is told not to look at the file's changes (`update-index --assume-unchanged`
+    or `--skip-worktree`, sparse checkout): `git status` says nothing of what it holds."""
+    rel = os.path.relpath(path, repo.root)
+    listed = _run(["ls-files", "-v", "-z", "--", rel], repo.root)
+    tags = [entry[:1] for entry in listed.stdout.split("\0") if entry]
+    return listed.returncode != 0 or any(tag == "S" or tag.islower() for tag in tags)
+
+
+def mode_changed(repo: Repo, rel: str) -> bool:
+    """Whether the file's mode (its executable bit, a link) differs from HEAD's, staged or in
+    the work tree."""
+    for cached in ([], ["--cached"]):
+        raw = _run(["diff", *cached, "--raw", "--no-renames", "HEAD", "--", rel], repo.root)
+        if raw.returncode != 0:
+            return True
+        for line in raw.stdout.splitlines():
+            old, new = line.lstrip(":").split(" ")[:2]
+            if old != new:
+                return True
+    return False
+
+
 def dirty(repo: Repo, under: Path) -> list[str]:
     """Paths under `under` with changes not committed (staged, unstaged or untracked)."""
     rel = os.path.relpath(under, repo.root)

@@ -201,6 +201,14 @@ class Writer:
             kept = [from_root(rel) for rel in found.change.ops if rel not in left]
             before = found.change.index if found.change.index is not None else gitrepo.head_entries(repo, kept)
             gitrepo.restore_index(repo, {path: before.get(path) for path in kept})
+            # The blocks the change brought up to date, put back in step (and unstaged, when a
+            # killed commit had staged them and they are HEAD's again).
+            back = [os.path.relpath(p, repo.root) for p in self._derived([self._store().root])]
+            head = gitrepo.head_entries(repo, back)
+            unstage = {rel: entry for rel, entry in head.items()
+                       if entry and gitrepo.show(repo, "HEAD", rel) == (repo.root / rel).read_bytes()}
+            if unstage:
+                gitrepo.restore_index(repo, unstage)
             for rel in left:
                 self.warn(f"left {rel} as it is: it was changed by hand after the interruption")
             return Settled(found.summary, None, tuple(restored), tuple(left))
