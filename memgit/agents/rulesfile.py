@@ -369,7 +369,8 @@ def for_commit(ws: Workspace) -> list[Path]:
     # Only a file committed whose changes, if any, are memgit's block: the commit then holds
     # nothing of the user's own.
     paths = {t: real_path(repo.root, t) for t in _with_blocks(repo.root)}
-    clean = [t for t, path in paths.items() if gitrepo.committed(repo, path) and _only_block_changed(repo, t, path)]
+    clean = [t for t, path in paths.items()
+             if gitrepo.committed(repo, path) and _only_block_changed(repo, t, path)]
     if not clean:
         return []
     pool = lookup.indexed(ws)

@@ -205,8 +205,9 @@ class Writer:
             # killed commit had staged them and they are HEAD's again).
             back = [os.path.relpath(p, repo.root) for p in self._derived([self._store().root])]
             head = gitrepo.head_entries(repo, back)
-            unstage = {rel: entry for rel, entry in head.items()
-                       if entry and gitrepo.show(repo, "HEAD", rel) == (repo.root / rel).read_bytes()}
+            unstage: dict[str, str | None] = {
+                rel: entry for rel, entry in head.items()
+                if entry and gitrepo.show(repo, "HEAD", rel) == (repo.root / rel).read_bytes()}
             if unstage:
                 gitrepo.restore_index(repo, unstage)
             for rel in left:
