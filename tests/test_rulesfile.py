@@ -252,7 +252,9 @@ def _wait_for(path: Path, needle: str) -> str:
     return path.read_text() if path.exists() else ""
 
 
-def test_a_team_pins_in_one_clone_and_the_other_clone_gets_it_by_pull(repo: Path, tmp_path: Path) -> None:
+def _team_with_a_block(repo: Path, tmp_path: Path, hooks: tuple[str, ...]) -> tuple[Path, Path]:
+    """Alice's and Bob's clones of a shared origin whose AGENTS.md holds a committed memgit
+    block; those named in `hooks` have memgit's git hooks installed."""
     memgit_cli(repo, "init")
     memgit_cli(repo, "remember", "Run the tests with pytest -q", "--kind", "convention")
     memgit_cli(repo, "rules")
@@ -260,10 +262,15 @@ def test_a_team_pins_in_one_clone_and_the_other_clone_gets_it_by_pull(repo: Path
     git(repo, "commit", "-q", "-m", "memgit rules")
     origin = tmp_path / "origin.git"
     git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
-    alice, bob = tmp_path / "alice", tmp_path / "bob"
     for name in ("alice", "bob"):
         git(tmp_path, "clone", "-q", str(origin), name)
-    memgit_cli(bob, "hooks", "install", "git")
+        if name in hooks:
+            memgit_cli(tmp_path / name, "hooks", "install", "git")
+    return tmp_path / "alice", tmp_path / "bob"
+
+
+def test_a_team_pins_in_one_clone_and_the_other_clone_gets_it_by_pull(repo: Path, tmp_path: Path) -> None:
+    alice, bob = _team_with_a_block(repo, tmp_path, hooks=("bob",))
     bob_before = (bob / "AGENTS.md").read_bytes()
     made = memgit_cli(alice, "remember", "Never push to main directly", "--kind", "fact").stdout.strip()
     with memgit.open(alice, warn=lambda message: None) as mem:
@@ -281,17 +288,7 @@ def test_a_memory_commit_carries_the_block_so_teammates_pull_a_clean_tree(repo: 
     """memgit's own commit of a memory brings the block up to date in the same commit: the author's
     tree stays clean and `--check` passes, and a teammate who pulls has nothing left modified, so
     their next `git pull --rebase` runs."""
-    memgit_cli(repo, "init")
-    memgit_cli(repo, "remember", "Run the tests with pytest -q", "--kind", "convention")
-    memgit_cli(repo, "rules")
-    git(repo, "add", "AGENTS.md")
-    git(repo, "commit", "-q", "-m", "memgit rules")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "clone", "-q", "--bare", str(repo), str(origin))
-    alice, bob = tmp_path / "alice", tmp_path / "bob"
-    for name in ("alice", "bob"):
-        git(tmp_path, "clone", "-q", str(origin), name)
-        memgit_cli(tmp_path / name, "hooks", "install", "git")
+    alice, bob = _team_with_a_block(repo, tmp_path, hooks=("alice", "bob"))
     made = memgit_cli(alice, "remember", "Never push to main directly", "--kind", "convention").stdout.strip()
     assert git(alice, "status", "--porcelain") == ""
     assert "AGENTS.md" in git(alice, "show", "--name-only", "--format=", "HEAD")
