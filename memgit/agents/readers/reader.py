@@ -67,15 +67,8 @@ def head_of(lines: Iterable[str], records: int = 50) -> Head:
                 continue  # a stray line among records
             break
         json_lines += 1
-        try:
-            parsed = [json.loads(line)]
-        except json.JSONDecodeError as exc:
-            if exc.msg != "Extra data":
-                continue  # maybe cut where the head ends: try the next line
-            parsed = [r for _, r in _joined(0, line.encode(), Transcript("", ""))]
-        except (ValueError, RecursionError):
-            continue
-        found.extend(r for r in parsed if isinstance(r, dict))
+        # a line cut where the head ends gives nothing: the next line may
+        found.extend(r for r in _values(line) if isinstance(r, dict))
         if len(found) >= records:
             break
     return Head("\n".join(seen), bool(json_lines), tuple(found))
@@ -89,40 +82,38 @@ def records(lines: Lines, transcript: Transcript) -> Iterator[tuple[int, dict[st
         if len(raw) > LINE_LIMIT:
             transcript.skipped += 1
             continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            if exc.msg == "Extra data":  # two records on one line: a write that lost its newline
-                yield from _joined(number, raw, transcript)
-            else:  # a torn last line, a stray log line
-                transcript.skipped += 1
-            continue
-        except (ValueError, RecursionError):
-            transcript.skipped += 1
-            continue
-        if isinstance(record, dict):
+        values = _values(raw)
+        objects = [v for v in values if isinstance(v, dict)]
+        transcript.skipped += len(values) - len(objects)  # a torn last line, a stray log line
+        for record in objects:
             yield number, record
-        else:
-            transcript.skipped += 1
 
 
-def _joined(number: int, raw: bytes, transcript: Transcript) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The JSON objects of one line that holds several, one after the other."""
+_TORN = object()  # what of a line is not JSON
+
+
+def _values(raw: bytes | str) -> list[Any]:
+    """The JSON values of one line: one, or several when a write lost the newline between
+    records; `_TORN` for a part that does not parse."""
+    try:
+        return [json.loads(raw)]
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            return [_TORN]
+    except (ValueError, RecursionError):
+        return [_TORN]
     decoder = json.JSONDecoder()
-    text, at = raw.decode("utf-8", "replace").strip(), 0
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    text, at, out = text.strip(), 0, list[Any]()
     while at < len(text):
         try:
-            record, end = decoder.raw_decode(text, at)
+            value, at = decoder.raw_decode(text, at)
         except (ValueError, RecursionError):
-            transcript.skipped += 1
-            return
-        if isinstance(record, dict):
-            yield number, record
-        else:
-            transcript.skipped += 1
-        at = end
+            return [*out, _TORN]
+        out.append(value)
         while at < len(text) and text[at].isspace():
             at += 1
+    return out
 
 
 def cut(text: str, limit: int = TEXT_LIMIT) -> str:
