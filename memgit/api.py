@@ -298,6 +298,7 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(new)
+        new = self.writer.stamped(new, old)  # the code its anchors point at now, if they or the text changed
         self.writer.text_of(new)  # every value memgit writes is valid
         change = self.writer.change(message, commit)
         change.write(new.path, patch.edited(self.store, old, new))  # only the lines of the fields that changed

@@ -82,6 +82,11 @@ def restated(git_dir: Path) -> Path:
     return folder(git_dir) / "restated.jsonl"
 
 
+def codeprints(git_dir: Path) -> Path:
+    """The cache of the work tree's code fingerprints (`memgit.git.codeprint.Prints`)."""
+    return folder(git_dir) / "codeprints.json"
+
+
 def rotated(path: Path) -> Path:
     """The older file a log rotates into (`recalls.jsonl` → `recalls.jsonl.1`)."""
     return path.with_name(path.name + ".1")

@@ -12,6 +12,7 @@ from typing import Collection, Sequence
 from memgit.errors import MemgitError
 from memgit.git import localstate
 from memgit.index.workspace import Workspace
+from memgit.recall import codecheck
 from memgit.recall import recall as recall_mod
 from memgit.recall import scopes
 from memgit.recall.hit import Hit
@@ -39,7 +40,7 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         config=config,
         path_prefix=ws.path_prefix(),
     )
-    hits = [h for h in hits if h.id not in skip][:k]
+    hits = codecheck.annotate(ws, [h for h in hits if h.id not in skip][:k])
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
         user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
         include_archived=include_archived, known=known, record=False))

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from memgit.memory.format import Memory
+
+if TYPE_CHECKING:
+    from memgit.recall.codecheck import CodeState
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class Hit:
     path: str
     memory: Memory = field(compare=False)
     scope: str = "project"
+    #: Its anchors checked against the work tree (`memgit.recall.codecheck`); None: no code anchors.
+    code: "CodeState | None" = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
@@ -38,4 +43,8 @@ class Hit:
             "path": self.path,
             "scope": self.scope,
             "memory": memory,
+            **self._code_dict(),
         }
+
+    def _code_dict(self) -> dict[str, Any]:
+        return {"code": self.code.to_dict()} if self.code is not None else {}

@@ -107,6 +107,7 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
     room = per_memory
     if room is not None and count_tokens(head) > room:
         head = title if count_tokens(title) <= room else "### " + _cut(m.title, room - 1)
+    head += _code_lines(hit)
     anchors = _anchors_of(m)
     while anchors:
         line = "Anchors: " + ", ".join(f"`{a}`" for a in anchors)
@@ -123,6 +124,14 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
         if not body:
             return head
     return f"{head}\n{body}"
+
+
+def _code_lines(hit: Hit) -> str:
+    """What recall found of the hit's code (`memgit.recall.codecheck`), one line per doubt;
+    kept whatever the budget, since it says how far to trust the rest."""
+    if hit.code is None:
+        return ""
+    return "".join(f"\n> ⚠ {doubt.sentence(hit.id)}" for doubt in hit.code.doubts[:3])
 
 
 def _cut(text: str, tokens: int) -> str:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from memgit.errors import MemgitError
-from memgit.git import localstate, repostate
+from memgit.git import codeprint, localstate, repostate
 from memgit.git import repo as gitrepo
 from memgit.git.hooks import refresh
 from memgit.git.mergesetup import ensure
 from memgit.memory import format as fmt
-from memgit.memory import lenient
+from memgit.memory import against, lenient
 from memgit.memory.format import Memory
 from memgit.store import changeset
 from memgit.store.folder import Store
@@ -270,11 +270,21 @@ class Writer:
         for memory in memories:
             rel = memory.path or store.new_path(memory, taken)
             taken.add(rel)
-            placed.append(memory if memory.path == rel else replace(memory, path=rel))
+            placed.append(self.stamped(memory if memory.path == rel else replace(memory, path=rel)))
         change = self.change(message, commit)
         for memory in placed:
             change.write(memory.path, self.text_of(memory))
         return placed, self.land(change)
+
+    def stamped(self, new: Memory, old: Memory | None = None, *, again: bool = False) -> Memory:
+        """`new` recording the code its anchors point at in the work tree now (see
+        `memgit.memory.against`); `again` records it even when an edit would keep the old record."""
+        if self._repo is None:
+            return new
+        prints = codeprint.Prints(self._repo.root, self._repo.git_dir)
+        stamped = against.stamp(new, None if again else old, prints.of)
+        prints.save()
+        return stamped
 
     def text_of(self, memory: Memory) -> str:
         """The file text memgit writes for `memory`, checked to read back exactly."""
