@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memgit.index.index import Index, SyncReport
     from memgit.recall.hit import Hit
     from memgit.recall.inject import Injection
+    from memgit.reflect.doubts import Doubts
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
 
@@ -364,6 +365,16 @@ class Memgit:
 
         repo = self.repo or self.writer.repo()
         return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
+
+    def doubts(self, rev_range: str) -> "Doubts":
+        """The memories whose code `rev_range` changes, renames or deletes; see `memgit.reflect.doubts`."""
+        from memgit.reflect.doubts import run  # only this verb needs it: a cold recall stays light
+        return run(self.workspace, rev_range)
+
+    def verify(self, ref: str, *, commit: bool = True) -> Memory:
+        """Record that a memory holds for its code as it is now (its fingerprints again), as a commit."""
+        from memgit.recall.codecheck import verify  # only this verb needs it: a cold recall stays light
+        return verify(self.workspace, ref, commit)
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
