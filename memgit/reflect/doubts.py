@@ -191,6 +191,8 @@ def _anchor_change(anchor: str, files: dict[str, _FileChange], blobs: dict[str, 
     if old is None:
         return None  # the file was added: the memory named it before it existed here
     before = codeprint.symbol_print(path, old, symbol)
+    if before == codeprint.GONE:
+        return None  # not there before the range: nothing the memory said of it changed here
     after = codeprint.symbol_print(fc.new, new, symbol) if new is not None and fc.new else codeprint.GONE
     moved = f"{fc.new}::{symbol}" if fc.status == "R" else None
     if after == codeprint.GONE:

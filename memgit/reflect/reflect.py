@@ -410,7 +410,8 @@ def _renamed_fields(memory: Memory, renamed: Sequence[Finding]) -> dict[str, Any
     }
     record = memory.extra.get(against.FIELD)
     if isinstance(record, list):  # the fingerprints stay what they were: the code did not change
-        fields[against.FIELD] = [move(line) if isinstance(line, str) else line for line in record]
+        fields[against.FIELD] = [" ".join((move(line.rpartition(" ")[0]), line.rpartition(" ")[2]))
+                                 if isinstance(line, str) and " " in line else line for line in record]
     return fields
 
 
