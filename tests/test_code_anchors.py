@@ -244,3 +244,27 @@ def test_doubts_refuses_a_bad_range(code: Path, mem: memgit.Memgit) -> None:
     assert result.exit_code != 0
     result = CliRunner().invoke(cli, ["doubts", "nope..HEAD"])
     assert result.exit_code == 1 and "unknown revision 'nope'" in result.stderr
+
+
+def test_an_agent_sees_the_change_and_verifies_through_mcp(code: Path, mem: memgit.Memgit) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
+    _commit(code, "login allows tokens", src__auth_py=AUTH.replace("if not password:", "if password is None:"))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(code),
+                                   env=dict(__import__("os").environ))
+
+    async def steps() -> tuple[dict, dict, dict]:  # type: ignore[type-arg]
+        async with Client(params) as client:
+            before = (await client.call_tool("recall", {"query": "login password"})).structured_content
+            verified = (await client.call_tool("verify", {"ref": m.id})).structured_content
+            after = (await client.call_tool("recall", {"query": "login password"})).structured_content
+            return before, verified, after
+
+    before, verified, after = anyio.run(steps)
+    assert before["hits"][0]["code"]["status"] == "changed"
+    assert verified["id"] == m.id and verified["written_against"][0].startswith("src/auth.py::login py:")
+    assert after["hits"][0]["code"] == {"status": "fresh", "doubts": []}
+    assert git(code, "log", "-1", "--format=%s").startswith("memory: verify")
