@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,17 +180,51 @@ def renamed_in(path: str, old: bytes, new: bytes, symbol: str) -> str | None:
 def inside(root: Path, path: str) -> Path | None:
     """`root/path` when it is a regular file inside the work tree (no climbing out, no link
     leading elsewhere), else None."""
+    found = _inside(str(root), path, {})
+    return Path(found[0]) if found is not None else None
+
+
+def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_result] | None:
+    """`inside`, with the file's stat; `seen` keeps whether each folder on the way is a real
+    folder (not a link), so a recall looks at each once."""
     norm = os.path.normpath(path)
     if not path or os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in path:
         return None
-    full = root / norm
+    full = os.path.join(root, norm)
+    parts = norm.split(os.sep)
+    for i in range(1, len(parts)):
+        folder = os.sep.join(parts[:i])
+        plain = seen.get(folder)
+        if plain is None:
+            try:
+                plain = seen[folder] = stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
+            except (OSError, ValueError):
+                plain = seen[folder] = False
+        if not plain:
+            return _through_link(root, full)  # a folder on the way is a link, or is not there
     try:
-        real = full.resolve()
-    except (OSError, RuntimeError):
+        st = os.lstat(full)
+    except (OSError, ValueError):
         return None
-    if not real.is_relative_to(root.resolve()) or not real.is_file():
+    if stat.S_ISLNK(st.st_mode):
+        return _through_link(root, full)
+    return (full, st) if stat.S_ISREG(st.st_mode) else None
+
+
+def _through_link(root: str, full: str) -> tuple[str, os.stat_result] | None:
+    """A path with a link on the way: followed, and kept only when it ends inside the work tree."""
+    real = os.path.realpath(full)
+    if not _under(os.path.realpath(root), real):
         return None
-    return full
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    return (full, st) if stat.S_ISREG(st.st_mode) else None
+
+
+def _under(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @dataclass
@@ -207,6 +242,8 @@ class Prints:
 
     def __init__(self, root: Path, git_dir: Path | None = None) -> None:
         self.root = root
+        self._root = str(root)
+        self._seen: dict[str, bool] = {}
         self.cache_file = localstate.codeprints(git_dir) if git_dir is not None else None
         self._entries: dict[str, _Entry] = {}
         self._extra: dict[str, dict[str, Any]] = {}
@@ -219,9 +256,9 @@ class Prints:
             return
         try:
             data = json.loads(self.cache_file.read_text(encoding="utf-8"))
-            for path, (stat, blob, symbols) in data["files"].items():
+            for path, (key, blob, symbols) in data["files"].items():
                 if isinstance(symbols, dict):
-                    self._entries[path] = _Entry(tuple(stat), blob, dict(symbols))  # type: ignore[arg-type]
+                    self._entries[path] = _Entry(tuple(key), blob, dict(symbols))  # type: ignore[arg-type]
             self._extra = {k: v for k, v in data["more"].items() if isinstance(v, dict)}
         except (OSError, ValueError, TypeError, AttributeError, KeyError):
             self._entries, self._extra = {}, {}  # a cache that cannot be read is built again
@@ -239,6 +276,10 @@ class Prints:
             pass
         self._dirty = False
 
+    def look_again(self) -> None:
+        """Forget which folders lead where (a checkout may have made one a link): once per recall."""
+        self._seen.clear()
+
     def extra(self, key: str) -> dict[str, Any] | None:
         """What a caller kept under `key` (`put_extra`), from this process or an earlier one."""
         if not self._loaded:
@@ -252,25 +293,23 @@ class Prints:
         self._dirty = True
 
     def _entry(self, path: str) -> _Entry | None:
-        full = inside(self.root, path)
-        if full is None:
+        found = _inside(self._root, path, self._seen)
+        if found is None:
             return None
-        try:
-            st = full.stat()
-        except OSError:
-            return None
+        full, st = found
         if not self._loaded:
             self._load()
-        stat = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
         entry = self._entries.get(path)
-        if entry is None or entry.stat != stat:
+        if entry is None or entry.stat != key:
             blob = None
             if st.st_size <= MAX_BYTES:
                 try:
-                    blob = blob_id(full.read_bytes())
+                    with open(full, "rb") as handle:
+                        blob = blob_id(handle.read())
                 except OSError:
                     return None
-            entry = self._entries[path] = _Entry(stat, blob, {})
+            entry = self._entries[path] = _Entry(key, blob, {})
             self._dirty = True
         return entry
 

@@ -105,8 +105,7 @@ def state_of(repo: Repo, memory: Memory, memory_path: str, prints: codeprint.Pri
         if doubt is not None:
             doubts.append(doubt)
     if any(d.state == "changed" for d in doubts):
-        since = _written_in(repo, memory_path)
-        doubts = [_counted(repo, d, since) if d.state == "changed" else d for d in doubts]
+        doubts = _with_commits(repo, memory_path, doubts, prints)
     status = next((s for s in ("gone", "changed", "unknown") if any(d.state == s for d in doubts)), "fresh")
     return CodeState(status, tuple(doubts))
 
@@ -149,18 +148,45 @@ def _stat(path: Path) -> list[int]:
     return [st.st_ino, st.st_mtime_ns, st.st_size]
 
 
+def _head(repo: Repo) -> str:
+    try:
+        return (repo.git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
 def _written_in(repo: Repo, memory_path: str) -> str | None:
     done = runner.run(["log", "-1", "--format=%H", "--", memory_path], repo.root)
     return done.stdout.strip() or None if done.ok else None
 
 
-def _counted(repo: Repo, doubt: Doubt, since: str | None) -> Doubt:
-    if since is None:
-        return doubt
-    path = doubt.anchor.partition("::")[0]
-    done = runner.run(["log", "--format=%cI", f"{since}..HEAD", "--", path], repo.root)
-    dates = done.stdout.split() if done.ok else []
-    return replace(doubt, commits=len(dates), last=dates[0] if dates else None)
+def _with_commits(repo: Repo, memory_path: str, doubts: list[Doubt], prints: codeprint.Prints) -> list[Doubt]:
+    """`doubts` with the commits that changed each changed anchor's file since the memory's
+    commit: asked of git once, then cached by the stat of the memory's file and the code's
+    file, and where HEAD is (its file, and its reflog, which every commit and checkout extends)."""
+    changed = [d.anchor.partition("::")[0] for d in doubts if d.state == "changed"]
+    index = [_head(repo), *_stat(repo.git_dir / "logs" / "HEAD")]
+    key = "commits:" + memory_path
+    cached = prints.extra(key)
+    stats = {p: _stat(repo.root / p) for p in changed}
+    fresh = (cached is not None and cached.get("memory") == _stat(repo.root / memory_path)
+             and cached.get("index") == index and all(cached.get("files", {}).get(p, [None])[0] == stats[p]
+                                                      for p in changed))
+    if not fresh:
+        since = _written_in(repo, memory_path)
+        files: dict[str, list[Any]] = {}
+        for path in dict.fromkeys(changed):
+            done = runner.run(["log", "--format=%cI", f"{since}..HEAD", "--", path], repo.root) if since else None
+            dates = done.stdout.split() if done is not None and done.ok else []
+            files[path] = [stats[path], len(dates), dates[0] if dates else None]
+        cached = {"memory": _stat(repo.root / memory_path), "index": index, "files": files}
+        prints.put_extra(key, cached)
+    assert cached is not None
+    out = []
+    for d in doubts:
+        entry = cached["files"].get(d.anchor.partition("::")[0]) if d.state == "changed" else None
+        out.append(replace(d, commits=entry[1], last=entry[2]) if entry else d)
+    return out
 
 
 def _ago(when: str | None, now: float | None = None) -> str:
@@ -183,6 +209,7 @@ def annotate(ws: Workspace, hits: Sequence[Hit]) -> list[Hit]:
     if repo is None or not hits:
         return list(hits)
     prints = prints_for(repo)
+    prints.look_again()
     out = []
     for hit in hits:
         state = state_of(repo, hit.memory, hit.path, prints) if hit.scope == "project" else None
