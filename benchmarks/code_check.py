@@ -36,7 +36,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-import speed  # noqa: E402  (benchmarks/speed.py: the generated memories)
+import speed
 
 
 def log(message: str) -> None:

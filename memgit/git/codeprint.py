@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -53,9 +54,11 @@ def is_python(path: str) -> bool:
 # -- a symbol's definition ---------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=128)
 def python_defs(data: bytes) -> dict[str, ast.AST] | None:
     """Every class and function of a Python file by dotted name (`Class.method`); None when it
-    does not parse."""
+    does not parse. Cached by content: many anchors point into the same few files (callers
+    must not change what it returns)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -22,8 +22,8 @@ from memgit.errors import MemgitError
 from memgit.git import codeprint, runner
 from memgit.git.memdiff import _code, _md, revisions
 from memgit.git.repo import Repo
-from memgit.memory import against
 from memgit.index.workspace import Workspace
+from memgit.memory import against
 from memgit.memory.format import Memory
 from memgit.recall import lookup
 
@@ -166,7 +166,10 @@ def check(repo: Repo, memories: Sequence[tuple[Memory, str]], rev_range: str) ->
     out = []
     for memory, path, anchors in touched:
         changes = []
+        by_symbol = {a.partition("::")[0] for a in anchors if "::" in a}
         for anchor in anchors:
+            if anchor in by_symbol and files[anchor].status == "M":
+                continue  # its symbols say whether what the memory is about changed
             change = _anchor_change(anchor, files, blobs, base, head, moved_to)
             if change is not None:
                 file = anchor.partition("::")[0]
@@ -179,7 +182,7 @@ def check(repo: Repo, memories: Sequence[tuple[Memory, str]], rev_range: str) ->
 
 
 def _anchor_change(anchor: str, files: dict[str, _FileChange], blobs: dict[str, bytes | None], base: str,
-                   head: str, movers: "_Movers") -> tuple[str, str, str | None] | None:
+                   head: str, movers: _Movers) -> tuple[str, str, str | None] | None:
     path, sep, symbol = anchor.partition("::")
     fc = files[path]
     old = blobs.get(f"{base}:{path}")
@@ -214,6 +217,13 @@ class _Movers:
         self.repo, self.head = repo, head
         self.candidates = [fc.new for fc in files.values() if fc.new and fc.status in ("A", "M", "R")]
         self._blobs: dict[str, bytes | None] | None = None
+        self._bodies: dict[tuple[str, str], str] = {}
+
+    def _body(self, path: str, name: str, node: Any) -> str:
+        key = (path, name)
+        if key not in self._bodies:
+            self._bodies[key] = codeprint.python_print(node, named=False)
+        return self._bodies[key]
 
     def find(self, path: str, old: bytes, symbol: str, before: str | None) -> str | None:
         if not codeprint.is_python(path):
@@ -231,8 +241,7 @@ class _Movers:
                 continue
             there = codeprint.python_defs(data) or {}
             for name, n in there.items():
-                if name.rsplit(".", 1)[-1] == last and (before is None or codeprint.python_print(n, named=False)
-                                                        == body):
+                if name.rsplit(".", 1)[-1] == last and (before is None or self._body(other, name, n) == body):
                     return f"{other}::{name}"
         return None
 
