@@ -268,3 +268,14 @@ def test_an_agent_sees_the_change_and_verifies_through_mcp(code: Path, mem: memg
     assert verified["id"] == m.id and verified["written_against"][0].startswith("src/auth.py::login py:")
     assert after["hits"][0]["code"] == {"status": "fresh", "doubts": []}
     assert git(code, "log", "-1", "--format=%s").startswith("memory: verify")
+
+
+def test_doubts_go_by_symbol_when_a_memory_names_one_and_by_file_when_not(code: Path, mem: memgit.Memgit) -> None:
+    by_symbol = mem.remember("login refuses an empty password", entity="src/auth.py::login",
+                             files=["src/auth.py"]).memory
+    by_file = mem.remember("auth holds the session code", files=["src/auth.py"]).memory
+    _commit(code, "logout logs", src__auth_py=AUTH.replace("session.clear()", "session.clear()\n    log()"))
+    found = json.loads(CliRunner().invoke(cli, ["doubts", "HEAD~1..HEAD", "--json"],
+                                          catch_exceptions=False).stdout)["memories"]
+    assert [(d["id"], [c["anchor"] for c in d["changes"]]) for d in found] == [(by_file.id, ["src/auth.py"])]
+    assert by_symbol.id not in json.dumps(found)
