@@ -24,6 +24,7 @@ import json
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,6 +248,7 @@ class Prints:
         self.root = root
         self._root = str(root)
         self._seen: dict[str, bool] = {}
+        self._saving = threading.Lock()
         self.cache_file = localstate.codeprints(git_dir) if git_dir is not None else None
         self._entries: dict[str, _Entry] = {}
         self._extra: dict[str, dict[str, Any]] = {}
@@ -270,14 +272,16 @@ class Prints:
         """Keep what was computed for the next process (best effort: a cache)."""
         if not self._dirty or self.cache_file is None:
             return
-        files = {p: [list(e.stat), e.blob, e.symbols] for p, e in list(self._entries.items())[-self.KEEP :]}
-        data = {"files": files, "more": dict(list(self._extra.items())[-self.KEEP :])}
-        try:
-            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            localstate.replace(self.cache_file, json.dumps(data, separators=(",", ":")))
-        except OSError:
-            pass
-        self._dirty = False
+        with self._saving:  # threads of one process (an MCP server) share one temporary file name
+            files = {p: [list(e.stat), e.blob, dict(e.symbols)]
+                     for p, e in list(self._entries.items())[-self.KEEP :]}
+            data = {"files": files, "more": dict(list(self._extra.items())[-self.KEEP :])}
+            try:
+                self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+                localstate.replace(self.cache_file, json.dumps(data, separators=(",", ":")))
+            except OSError:
+                pass
+            self._dirty = False
 
     def look_again(self) -> None:
         """Forget which folders lead where (a checkout may have made one a link): once per recall."""
