@@ -271,7 +271,8 @@ class Writer:
         for memory in memories:
             rel = memory.path or store.new_path(memory, taken)
             taken.add(rel)
-            placed.append(self.stamped(memory if memory.path == rel else replace(memory, path=rel), save=False))
+            placed.append(self.stamped(memory if memory.path == rel else replace(memory, path=rel),
+                                       save=False))
         if self._prints is not None:
             self._prints.save()  # once for the whole change (an import writes thousands)
         change = self.change(message, commit)
