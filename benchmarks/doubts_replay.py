@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
     git_dir = args.git.resolve()
     repo = Repo(root=git_dir, git_dir=git_dir)
-    rows = [json.loads(line) for line in (args.data / "memories.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    text = (args.data / "memories.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     # Each memory's commit and its date.
     shas = {}
     for row in rows:
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                                 row["id"][1:] + "^{commit}"], capture_output=True, text=True)
         if found.returncode == 0:
             shas[row["id"]] = found.stdout.strip()
-    dates = dict(line.split(" ", 1)[::-1] for line in git(git_dir, "log", "--all", "--format=%ct %H").splitlines())
+    dates = dict(line.split(" ", 1)[::-1]
+                 for line in git(git_dir, "log", "--all", "--format=%ct %H").splitlines())
     log(f"{len(shas)} of {len(rows)} memories' commits found")
 
     start = time.perf_counter()
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     merges = git(git_dir, "log", "--first-parent", "--merges", f"-n{args.prs}", "--format=%H %P %ct",
                  "HEAD").splitlines()
-    costs, flagged, changes, spared, any_pr = [], [], Counter(), 0, 0
+    costs, flagged, changes, spared, any_pr, by_symbol = [], [], Counter(), 0, 0, 0
     distinct: set[str] = set()
     for i, line in enumerate(merges):
         merge, parent = line.split()[:2]
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         flagged.append(len(found.memories))
         any_pr += bool(found.memories)
         for d in found.memories:
+            by_symbol += any("::" in c.anchor for c in d.changes)
             distinct.add(d.memory.id)
             changes.update(c.change for c in d.changes)
         if (i + 1) % 25 == 0:
@@ -116,11 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  PRs that made at least one memory doubtful: {any_pr} of {len(merges)}")
     print(f"  memories flagged: {sum(flagged)} in all ({len(distinct)} distinct), per PR mean "
           f"{statistics.mean(flagged):.2f}, max {max(flagged)}")
+    print(f"  of them flagged by a symbol's definition: {by_symbol}; by a file anchor only: "
+          f"{sum(flagged) - by_symbol}")
     print(f"  anchor changes: {dict(changes)}")
-    print(f"  symbol anchors whose file a PR changed but whose definition it left alone (not flagged): {spared}")
+    print("  symbol anchors whose file a PR changed but whose definition it left alone (not flagged): "
+          f"{spared}")
     print(f"  cost per PR: p50 {statistics.median(costs):.3f} s, p95 {pct(costs, 0.95):.3f} s, "
           f"max {max(costs):.3f} s")
-    print(f"  recording what {len(memories)} memories were written against ({anchors} anchors): {stamp_s:.1f} s")
+    print(f"  recording what {len(memories)} memories were written against ({anchors} anchors): "
+          f"{stamp_s:.1f} s")
     return 0
 
 

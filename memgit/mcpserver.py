@@ -206,7 +206,8 @@ def build(mem: "Memgit") -> "MCPServer":
         its fingerprints of the code are recorded again (a commit). If it no longer holds, remember the
         correction instead."""
         memory = mem.verify(ref)
-        return {"id": memory.id, "title": memory.title, "written_against": memory.extra.get("written_against", [])}
+        return {"id": memory.id, "title": memory.title,
+                "written_against": memory.extra.get("written_against", [])}
 
     @tool
     def reflect(

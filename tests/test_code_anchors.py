@@ -62,7 +62,8 @@ def _hit(mem: memgit.Memgit, query: str, memory_id: str) -> memgit.Hit:
 @pytest.fixture
 def code(repo: Path, mem: memgit.Memgit, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(repo)  # where `memgit` (CliRunner, subprocesses) runs
-    _commit(repo, "auth", src__auth_py=AUTH, web__app_js="function startServer(port) {\n  listen(port);\n}\n\n"
+    _commit(repo, "auth", src__auth_py=AUTH,
+            web__app_js="function startServer(port) {\n  listen(port);\n}\n\n"
             "function stop() {\n  close();\n}\n")
     return repo
 
@@ -73,7 +74,8 @@ def test_a_memory_records_the_code_it_was_written_against(code: Path, mem: memgi
     blob = git(code, "hash-object", "src/auth.py").strip()[:12]
     record = m.extra["written_against"]
     assert record[0] == f"src/auth.py {blob}"
-    assert record[1].startswith("src/auth.py::login py:") and record[2].startswith("web/app.js::startServer tx:")
+    assert record[1].startswith("src/auth.py::login py:")
+    assert record[2].startswith("web/app.js::startServer tx:")
     text = (mem.memory_dir / m.path).read_text()
     assert f"written_against:\n- src/auth.py {blob}\n- src/auth.py::login py:" in text  # readable in a diff
     assert _hit(mem, "login password", m.id).code.status == "fresh"  # type: ignore[union-attr]
@@ -82,18 +84,22 @@ def test_a_memory_records_the_code_it_was_written_against(code: Path, mem: memgi
     assert "written_against" not in plain.extra
 
 
-def test_an_edited_function_is_said_changed_and_verify_records_it_again(code: Path, mem: memgit.Memgit) -> None:
+def test_an_edited_function_is_said_changed_and_verify_records_it_again(
+        code: Path, mem: memgit.Memgit) -> None:
     m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
     _commit(code, "log out too", src__auth_py=AUTH + "\n\ndef whoami():\n    return None\n")
     assert _hit(mem, "login password", m.id).code.status == "fresh"  # type: ignore[union-attr]  # another function
-    _commit(code, "login allows tokens", src__auth_py=AUTH.replace('if not password:', 'if password is None:'))
+    _commit(code, "login allows tokens", src__auth_py=AUTH.replace("if not password:",
+                                                                    "if password is None:"))
     hit = _hit(mem, "login password", m.id)
     assert hit.code is not None and hit.code.status == "changed"
     assert [(d.anchor, d.state, d.commits) for d in hit.code.doubts] == [("src/auth.py::login", "changed", 2)]
     shown = mem.inject("login password", min_score=0, record=False).text
-    assert ("> ⚠ `src/auth.py::login` changed since this was written — 2 commits, last just now; verify before "
+    assert ("> ⚠ `src/auth.py::login` changed since this was written — 2 commits, last just now; "
+            "verify before "
             f"relying on it (then `memgit verify {m.id}`)") in shown
-    out = CliRunner().invoke(cli, ["recall", "login password", "--json", "--min-score", "0"], catch_exceptions=False)
+    out = CliRunner().invoke(cli, ["recall", "login password", "--json", "--min-score", "0"],
+                             catch_exceptions=False)
     carried = json.loads(out.stdout)[0]["code"]
     assert carried["status"] == "changed" and carried["doubts"][0]["commits"] == 2
 
@@ -108,7 +114,8 @@ def test_an_edited_function_is_said_changed_and_verify_records_it_again(code: Pa
 def test_a_function_moved_within_its_file_and_respaced_is_not_a_doubt(code: Path, mem: memgit.Memgit) -> None:
     m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
     logout, login = AUTH.split("\n\n\n")[1], AUTH.split("\n\n\n")[0]
-    moved = "import os\n\n\n" + logout + "\n\n\n" + login.replace("(user, password)", "( user,  password )") + "\n"
+    respaced = login.replace("(user, password)", "( user,  password )")
+    moved = "import os\n\n\n" + logout + "\n\n\n" + respaced + "\n"
     _commit(code, "reorder", src__auth_py=moved)
     assert _hit(mem, "login password", m.id).code.status == "fresh"  # type: ignore[union-attr]
     result = CliRunner().invoke(cli, ["doubts", "HEAD~1..HEAD", "--json"], catch_exceptions=False)
@@ -173,7 +180,8 @@ def test_a_renamed_file_is_fixed_in_fields_and_body_by_reflect(code: Path, mem: 
     assert _hit(mem, "login flow", m.id).code.status == "fresh"  # type: ignore[union-attr]
 
 
-def test_a_branch_changing_code_under_a_pinned_memory_fails_until_verified(code: Path, mem: memgit.Memgit) -> None:
+def test_a_branch_changing_code_under_a_pinned_memory_fails_until_verified(
+        code: Path, mem: memgit.Memgit) -> None:
     m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
     mem.update(m.id, pinned=True)
     other = mem.remember("logout clears the session", entity="src/auth.py::logout").memory
@@ -192,7 +200,8 @@ def test_a_branch_changing_code_under_a_pinned_memory_fails_until_verified(code:
     assert f"(`{m.id}`, pinned, verified in this range) — " in done.stdout
 
 
-def test_a_hand_written_memory_is_checked_against_its_commit_or_unknown(code: Path, mem: memgit.Memgit) -> None:
+def test_a_hand_written_memory_is_checked_against_its_commit_or_unknown(
+        code: Path, mem: memgit.Memgit) -> None:
     (mem.memory_dir / "login.md").write_text("---\nid: hand-1\ntitle: login refuses an empty password\n"
                                              "entity: src/auth.py::login\n---\n\nBy hand.\n")
     assert _hit(mem, "login password", "hand-1").code.status == "unknown"  # type: ignore[union-attr]  # not committed
@@ -252,7 +261,8 @@ def test_an_agent_sees_the_change_and_verifies_through_mcp(code: Path, mem: memg
     from mcp import Client, StdioServerParameters
 
     m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
-    _commit(code, "login allows tokens", src__auth_py=AUTH.replace("if not password:", "if password is None:"))
+    _commit(code, "login allows tokens", src__auth_py=AUTH.replace("if not password:",
+                                                                    "if password is None:"))
     params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(code),
                                    env=dict(__import__("os").environ))
 
@@ -270,7 +280,8 @@ def test_an_agent_sees_the_change_and_verifies_through_mcp(code: Path, mem: memg
     assert git(code, "log", "-1", "--format=%s").startswith("memory: verify")
 
 
-def test_doubts_go_by_symbol_when_a_memory_names_one_and_by_file_when_not(code: Path, mem: memgit.Memgit) -> None:
+def test_doubts_go_by_symbol_when_a_memory_names_one_and_by_file_when_not(
+        code: Path, mem: memgit.Memgit) -> None:
     by_symbol = mem.remember("login refuses an empty password", entity="src/auth.py::login",
                              files=["src/auth.py"]).memory
     by_file = mem.remember("auth holds the session code", files=["src/auth.py"]).memory

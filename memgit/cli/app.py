@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from memgit.cli import agents, capture, code, memories, recall, reflect, repository, review, rules, scope, servers
+from memgit.cli import (agents, capture, code, memories, recall, reflect, repository, review, rules, scope,
+                        servers)
 from memgit.cli.common import Group
 
 COMMAND_MODULES = (memories, repository, recall, reflect, agents, capture, review, servers, rules, code)

@@ -54,7 +54,8 @@ class Doubt:
         if self.state == "gone":
             return f"`{self.anchor}` is gone since this was written; do not rely on it without checking"
         if self.state == "unknown":
-            return f"`{self.anchor}`: {self.why or 'the code it was written against is unknown'}; verify before relying on it"
+            why = self.why or "the code it was written against is unknown"
+            return f"`{self.anchor}`: {why}; verify before relying on it"
         since = (f" — {self.commits} commit{'s' if self.commits != 1 else ''}, last {_ago(self.last, now)}"
                  if self.commits else " — in the work tree, not committed")
         return (f"`{self.anchor}` changed since this was written{since}; verify before relying on it "
@@ -116,7 +117,8 @@ def _compare(anchor: str, then: str | None, now: str | None) -> Doubt | None:
     if then is None or then == against.UNKNOWN:
         return Doubt(anchor, "unknown", why="the code it was written against is not recorded")
     if then != codeprint.GONE and not codeprint.PRINT_RE.match(then):
-        return Doubt(anchor, "unknown", why=f"the recorded fingerprint `{then[:40]}` is not one memgit writes")
+        return Doubt(anchor, "unknown",
+                     why=f"the recorded fingerprint `{then[:40]}` is not one memgit writes")
     if now is None:
         return Doubt(anchor, "unknown", why="its code cannot be fingerprinted now")
     if now == then or (len(then) >= 7 and now.startswith(then)):
@@ -176,7 +178,8 @@ def _with_commits(repo: Repo, memory_path: str, doubts: list[Doubt], prints: cod
         since = _written_in(repo, memory_path)
         files: dict[str, list[Any]] = {}
         for path in dict.fromkeys(changed):
-            done = runner.run(["log", "--format=%cI", f"{since}..HEAD", "--", path], repo.root) if since else None
+            done = runner.run(["log", "--format=%cI", f"{since}..HEAD", "--", path], repo.root) \
+                if since else None
             dates = done.stdout.split() if done is not None and done.ok else []
             files[path] = [stats[path], len(dates), dates[0] if dates else None]
         cached = {"memory": _stat(repo.root / memory_path), "index": index, "files": files}
@@ -195,7 +198,9 @@ def _ago(when: str | None, now: float | None = None) -> str:
     except ValueError:
         return "at an unknown time"
     seconds = max(0.0, (now if now is not None else time.time()) - then)
-    for size, unit in ((86400 * 365, "year"), (86400 * 30, "month"), (86400, "day"), (3600, "hour"), (60, "minute")):
+    day = 86400
+    units = ((day * 365, "year"), (day * 30, "month"), (day, "day"), (3600, "hour"), (60, "minute"))
+    for size, unit in units:
         if seconds >= size:
             count = int(seconds // size)
             return f"{count} {unit}{'s' if count != 1 else ''} ago"

@@ -54,7 +54,8 @@ class Doubtful:
 
     def to_dict(self) -> dict[str, Any]:
         m = self.memory
-        return {"id": m.id, "title": m.title, "path": self.path, "pinned": m.pinned, "resolved": self.resolved,
+        return {"id": m.id, "title": m.title, "path": self.path, "pinned": m.pinned,
+                "resolved": self.resolved,
                 "changes": [c.to_dict() for c in self.changes]}
 
 
@@ -82,12 +83,14 @@ class Doubts:
             m = d.memory
             flags = ", ".join(f for f in ("pinned" if m.pinned else "", "verified in this range" if d.resolved
                                           else "") if f)
-            lines.append(f"- **{_md(m.title)}** ({_code(m.id)}{', ' + flags if flags else ''}) — {_code(d.path)}")
+            flagged = f", {flags}" if flags else ""
+            lines.append(f"- **{_md(m.title)}** ({_code(m.id)}{flagged}) — {_code(d.path)}")
             for c in d.changes:
                 what = {"changed": "changed", "deleted": "deleted", "renamed": "renamed to",
                         "moved": "moved to"}.get(c.change, c.change)
                 new = f" {_code(c.new)}" if c.new else ""
-                shas = f" ({', '.join(_code(s.split(' ', 1)[0]) for s in c.commits[:3])})" if c.commits else ""
+                short = ", ".join(_code(s.split(" ", 1)[0]) for s in c.commits[:3])
+                shas = f" ({short})" if c.commits else ""
                 lines.append(f"  - {_code(c.anchor)} {what}{new}{shas}")
             if not d.resolved:
                 renamed = any(c.change in ("renamed", "moved") for c in d.changes)
@@ -153,7 +156,8 @@ def check(repo: Repo, memories: Sequence[tuple[Memory, str]], rev_range: str) ->
     base, maybe_head = revisions(repo, rev_range)
     head = maybe_head or "HEAD"
     files = file_changes(repo, base, head)
-    touched = [(m, p, [a for a in against.code_anchors(m) if a.partition("::")[0] in files]) for m, p in memories]
+    touched = [(m, p, [a for a in against.code_anchors(m) if a.partition("::")[0] in files])
+               for m, p in memories]
     touched = [(m, p, anchors) for m, p, anchors in touched if anchors]
     if not touched:
         return Doubts(base, head)
@@ -246,7 +250,8 @@ class _Movers:
         return None
 
 
-def _resolved(memory: Memory, changes: Sequence[AnchorChange], blobs: dict[str, bytes | None], head: str) -> bool:
+def _resolved(memory: Memory, changes: Sequence[AnchorChange], blobs: dict[str, bytes | None],
+              head: str) -> bool:
     """Whether the memory records its code as `head` has it (it was verified or edited since)."""
     record = against.recorded(memory) or {}
     for c in changes:
