@@ -1,0 +1,151 @@
+"""Opposites: two memories that read alike but say reverse things are not duplicates.
+
+Notes about `begin_fill` and `end_fill`, or `url2pathname` and `pathname2url`, share nearly
+every word and are each other's closest note, so the duplicate detector alone would merge
+them. Three rules tell such a pair apart, none of them about particular names:
+
+- **different symbols**: both memories name symbols (`symbols`, or the `::Symbol` of
+  `entity`) and they share none;
+- **an antonym**: one says a word of a pair (begin/end, enable/disable, add/remove,
+  encode/decode, open/close, start/stop, before/after, ...; or a word and its `un`/`de`/`dis`
+  form) that the other does not, and the other says its opposite that the first does not.
+  Titles and identifiers (split at `_`, camelCase and digits) are read; prose bodies only
+  for the pairs that are rarely filler (not to/from, in/out, on/off);
+- **a reversed direction**: one names `x2y`, `x_to_y`, `xToY` or says "from x to y" and the
+  other the reverse (`pathname2url` against `url2pathname`), and neither names both.
+
+A person can still say such a pair is one memory (`memgit feedback A B --duplicate`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from memgit.memory.format import Memory
+
+#: Opposite words. Each pair is read both ways.
+ANTONYMS: tuple[tuple[str, str], ...] = (
+    ("begin", "end"), ("start", "stop"), ("start", "end"), ("start", "finish"), ("open", "close"),
+    ("enable", "disable"), ("enabled", "disabled"), ("add", "remove"), ("added", "removed"),
+    ("insert", "delete"), ("create", "destroy"), ("push", "pop"), ("encode", "decode"),
+    ("encoder", "decoder"), ("encrypt", "decrypt"), ("compress", "decompress"),
+    ("serialize", "deserialize"), ("before", "after"), ("to", "from"), ("get", "set"),
+    ("read", "write"), ("load", "save"), ("load", "dump"), ("show", "hide"), ("lock", "unlock"),
+    ("min", "max"), ("first", "last"), ("upper", "lower"), ("increase", "decrease"),
+    ("increment", "decrement"), ("allow", "deny"), ("accept", "reject"), ("true", "false"),
+    ("on", "off"), ("up", "down"), ("in", "out"), ("input", "output"), ("import", "export"),
+    ("connect", "disconnect"), ("attach", "detach"), ("mount", "unmount"), ("install", "uninstall"),
+    ("register", "unregister"), ("subscribe", "unsubscribe"), ("pack", "unpack"),
+    ("wrap", "unwrap"), ("escape", "unescape"), ("quote", "unquote"), ("include", "exclude"),
+    ("minimum", "maximum"), ("head", "tail"), ("prefix", "suffix"), ("always", "never"),
+)
+#: Pairs so common as filler in prose that only titles and identifiers are read for them.
+PROSE_FILLER = frozenset({"to", "from", "in", "out", "on", "off", "up", "down", "first", "last",
+                          "before", "after", "get", "set", "true", "false"})
+#: Prefixes that make a word's opposite (`able`/`disable`, `serialize`/`deserialize`).
+NEGATIONS = ("un", "de", "dis")
+
+_OPPOSITE: dict[str, frozenset[str]] = {}
+for _a, _b in ANTONYMS:
+    _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
+    _OPPOSITE[_b] = _OPPOSITE.get(_b, frozenset()) | {_a}
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROSE = re.compile(r"[^\W\d_]+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: `a2b`, `b2a_hex`, `url2pathname`: a direction written with a 2 between two names.
+_TWO = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)2([A-Za-z]+)")
+_FROM_TO = re.compile(r"\bfrom\s+(\w+)\s+to\s+(\w+)", re.IGNORECASE)
+
+
+def _parts(identifier: str) -> list[str]:
+    """An identifier's words: `end_fill` -> end, fill; `pathnameToUrl` -> pathname, to, url."""
+    out: list[str] = []
+    for chunk in identifier.split("_"):
+        out.extend(p.lower() for p in _CAMEL.findall(chunk) if not p.isdigit())
+    return out
+
+
+def _identifiers(text: str) -> list[str]:
+    """Names that look like code: with `_`, a digit between letters, or camelCase."""
+    return [w for w in _IDENT.findall(text)
+            if "_" in w.strip("_") or _TWO.search(w) or re.search(r"[a-z][A-Z]", w)]
+
+
+def _anchors(memory: Memory) -> list[str]:
+    return [*memory.symbols, memory.entity]
+
+
+def symbols(memory: Memory) -> frozenset[str]:
+    """The symbols a memory names in its anchors (`symbols`, `entity`'s `::Symbol`), without paths."""
+    out: set[str] = set()
+    for anchor in (*memory.symbols, memory.entity if "::" in memory.entity else ""):
+        name = anchor.rpartition("::")[2].strip()
+        if name:
+            out.add(name.rsplit(".", 1)[-1].lower())
+    return frozenset(out)
+
+
+def _words(memory: Memory) -> tuple[set[str], set[str]]:
+    """(words read for every antonym: title, identifiers and anchors; words of the body prose)."""
+    strong: set[str] = {w.lower() for w in _PROSE.findall(memory.title)}
+    names = [*_identifiers(f"{memory.title}\n{memory.body}"), *_anchors(memory)]
+    for name in names:
+        for part in re.split(r"[:/.\s]+", name):
+            strong.update(_parts(part))
+    prose = {w.lower() for w in _PROSE.findall(memory.body)}
+    return strong, prose
+
+
+def _directions(memory: Memory) -> set[tuple[str, str]]:
+    text = f"{memory.title}\n{memory.body}\n" + "\n".join(_anchors(memory))
+    out: set[tuple[str, str]] = set()
+    for name in _IDENT.findall(text):
+        for match in _TWO.finditer(name):
+            out.add((match.group(1).lower(), match.group(2).lower()))
+        parts = _parts(name)
+        for i in range(1, len(parts) - 1):
+            if parts[i] == "to":
+                out.add((parts[i - 1], parts[i + 1]))
+    for match in _FROM_TO.finditer(text):
+        out.add((match.group(1).lower(), match.group(2).lower()))
+    return {(a, b) for a, b in out if a != b}
+
+
+def _negated(word: str, other: str) -> bool:
+    return any(other == prefix + word for prefix in NEGATIONS) and len(word) >= 4
+
+
+def _antonym(mine: Iterable[str], theirs: Iterable[str], only_mine: set[str], only_theirs: set[str],
+             *, prose: bool) -> tuple[str, str] | None:
+    for word in sorted(only_mine):
+        if prose and word in PROSE_FILLER:
+            continue
+        for opposite in sorted(_OPPOSITE.get(word, ())):
+            if opposite in only_theirs and not (prose and opposite in PROSE_FILLER):
+                return word, opposite
+        for other in sorted(only_theirs):
+            if _negated(word, other) or _negated(other, word):
+                return word, other
+    return None
+
+
+def opposed(a: Memory, b: Memory) -> str | None:
+    """Why `a` and `b` say different or reverse things (None when nothing says so)."""
+    sa, sb = symbols(a), symbols(b)
+    if sa and sb and not sa & sb:
+        return f"they name different symbols (`{sorted(sa)[0]}`, `{sorted(sb)[0]}`)"
+    da, db = _directions(a), _directions(b)
+    for x, y in sorted(da):
+        if (y, x) in db and (y, x) not in da and (x, y) not in db:
+            return f"they go opposite ways ({x} to {y}, {y} to {x})"
+    (strong_a, prose_a), (strong_b, prose_b) = _words(a), _words(b)
+    found = _antonym(strong_a, strong_b, strong_a - strong_b - prose_b, strong_b - strong_a - prose_a,
+                     prose=False)
+    if found is None:
+        all_a, all_b = strong_a | prose_a, strong_b | prose_b
+        found = _antonym(all_a, all_b, all_a - all_b, all_b - all_a, prose=True)
+    if found is not None:
+        return f"one says {found[0]!r} where the other says {found[1]!r}"
+    return None
