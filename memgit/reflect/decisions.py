@@ -56,10 +56,11 @@ class Reverted:
 
 
 def merges_of(message: str) -> list[tuple[str, str]]:
-    """The merges a reflect commit's message names (none for any other commit)."""
-    if not message.lstrip().startswith("memory: reflect"):
-        return []
-    found = _TRAILER.findall(message) or _LISTED.findall(message)
+    """The merges a commit's message names: its `Memgit-Merged:` trailers (reflect's merges and
+    `feedback --duplicate`), or the `- merge A, B:` lines of an older reflect commit."""
+    found = _TRAILER.findall(message)
+    if not found and message.lstrip().startswith("memory: reflect"):
+        found = _LISTED.findall(message)
     return [(a.rstrip(","), b.rstrip(",")) for a, b in found]
 
 

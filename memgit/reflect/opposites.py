@@ -9,8 +9,9 @@ them. Three rules tell such a pair apart, none of them about particular names:
 - **an antonym**: one says a word of a pair (begin/end, enable/disable, add/remove,
   encode/decode, open/close, start/stop, before/after, ...; or a word and its `un`/`de`/`dis`
   form) that the other does not, and the other says its opposite that the first does not.
-  Titles and identifiers (split at `_`, camelCase and digits) are read; prose bodies only
-  for the pairs that are rarely filler (not to/from, in/out, on/off);
+  Titles and the identifiers named anywhere (split at `_`, camelCase and digits) are read,
+  not the prose of bodies (a paraphrase says "output" where its twin says "printing"); the
+  pairs that are filler in prose (to/from, in/out, on/off, ...) count only inside names;
 - **a reversed direction**: one names `x2y`, `x_to_y`, `xToY` or says "from x to y" and the
   other the reverse (`pathname2url` against `url2pathname`), and neither names both.
 
@@ -20,7 +21,6 @@ A person can still say such a pair is one memory (`memgit feedback A B --duplica
 from __future__ import annotations
 
 import re
-from typing import Iterable
 
 from memgit.memory.format import Memory
 
@@ -40,7 +40,7 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("wrap", "unwrap"), ("escape", "unescape"), ("quote", "unquote"), ("include", "exclude"),
     ("minimum", "maximum"), ("head", "tail"), ("prefix", "suffix"), ("always", "never"),
 )
-#: Pairs so common as filler in prose that only titles and identifiers are read for them.
+#: Words so common as filler in prose that they count only as parts of identifiers.
 PROSE_FILLER = frozenset({"to", "from", "in", "out", "on", "off", "up", "down", "first", "last",
                           "before", "after", "get", "set", "true", "false"})
 #: Prefixes that make a word's opposite (`able`/`disable`, `serialize`/`deserialize`).
@@ -88,14 +88,13 @@ def symbols(memory: Memory) -> frozenset[str]:
 
 
 def _words(memory: Memory) -> tuple[set[str], set[str]]:
-    """(words read for every antonym: title, identifiers and anchors; words of the body prose)."""
-    strong: set[str] = {w.lower() for w in _PROSE.findall(memory.title)}
+    """(the words of the title, the parts of the identifiers and anchors it names anywhere)."""
     names = [*_identifiers(f"{memory.title}\n{memory.body}"), *_anchors(memory)]
+    parts: set[str] = set()
     for name in names:
         for part in re.split(r"[:/.\s]+", name):
-            strong.update(_parts(part))
-    prose = {w.lower() for w in _PROSE.findall(memory.body)}
-    return strong, prose
+            parts.update(_parts(part))
+    return {w.lower() for w in _PROSE.findall(memory.title)}, parts
 
 
 def _directions(memory: Memory) -> set[tuple[str, str]]:
@@ -117,13 +116,10 @@ def _negated(word: str, other: str) -> bool:
     return any(other == prefix + word for prefix in NEGATIONS) and len(word) >= 4
 
 
-def _antonym(mine: Iterable[str], theirs: Iterable[str], only_mine: set[str], only_theirs: set[str],
-             *, prose: bool) -> tuple[str, str] | None:
+def _antonym(only_mine: set[str], only_theirs: set[str]) -> tuple[str, str] | None:
     for word in sorted(only_mine):
-        if prose and word in PROSE_FILLER:
-            continue
         for opposite in sorted(_OPPOSITE.get(word, ())):
-            if opposite in only_theirs and not (prose and opposite in PROSE_FILLER):
+            if opposite in only_theirs:
                 return word, opposite
         for other in sorted(only_theirs):
             if _negated(word, other) or _negated(other, word):
@@ -140,12 +136,12 @@ def opposed(a: Memory, b: Memory) -> str | None:
     for x, y in sorted(da):
         if (y, x) in db and (y, x) not in da and (x, y) not in db:
             return f"they go opposite ways ({x} to {y}, {y} to {x})"
-    (strong_a, prose_a), (strong_b, prose_b) = _words(a), _words(b)
-    found = _antonym(strong_a, strong_b, strong_a - strong_b - prose_b, strong_b - strong_a - prose_a,
-                     prose=False)
-    if found is None:
-        all_a, all_b = strong_a | prose_a, strong_b | prose_b
-        found = _antonym(all_a, all_b, all_a - all_b, all_b - all_a, prose=True)
+    (title_a, names_a), (title_b, names_b) = _words(a), _words(b)
+    # Filler words (to, in, first...) count only as parts of names: in prose they say little.
+    said_a = {w for w in title_a if w not in PROSE_FILLER} | names_a
+    said_b = {w for w in title_b if w not in PROSE_FILLER} | names_b
+    everything_a, everything_b = title_a | names_a, title_b | names_b
+    found = _antonym(said_a - everything_b, said_b - everything_a)
     if found is not None:
         return f"one says {found[0]!r} where the other says {found[1]!r}"
     return None
