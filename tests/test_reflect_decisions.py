@@ -25,7 +25,7 @@ from .conftest import git
 BACKOFF = ("Retry uploads with exponential backoff",
            "The upload client retries failed uploads with exponential backoff capped at 30 seconds.")
 BACKOFF_AGAIN = ("Uploads retry with exponential backoff",
-                 "Failed uploads are retried by the upload client, exponential backoff, capped at 30 seconds.")
+                 "Failed uploads are retried by the upload client, exponential backoff, capped at 30 s.")
 UNRELATED = [
     ("Deploys go out on Tuesdays", "Production releases are cut on Tuesday mornings after the staging soak."),
     ("Logging uses structlog", "All services log through structlog with JSON output in production."),
@@ -160,7 +160,7 @@ def test_feedback_on_two_memories_refuses_bad_input(repo: Path) -> None:
     b = remember(repo, *BACKOFF_AGAIN)
     head = git(repo, "rev-parse", "HEAD")
     for args, message in (
-        ([a, "--not-duplicate"], "--not-duplicate is about two memories: memgit feedback A B --not-duplicate"),
+        ([a, "--not-duplicate"], "--not-duplicate is about two memories: memgit feedback A B --not-dup"),
         ([a, a, "--not-duplicate"], f"{a} and {a} are the same memory ({a}); name two different ones"),
         ([a, "m-nothing", "--duplicate"], "no memory 'm-nothing'"),
         ([a, b, "--used"], "--used is about one memory; only --not-duplicate and --duplicate take two"),
@@ -211,7 +211,8 @@ def test_opposites_are_not_merged_unless_a_person_says_so(
 
 
 @pytest.mark.parametrize("other_symbol,merged", [("load_defaults", False), ("load_settings", True)])
-def test_different_symbols_are_not_merged_and_the_same_symbol_is(repo: Path, other_symbol: str, merged: bool) -> None:
+def test_different_symbols_are_not_merged_and_the_same_symbol_is(
+        repo: Path, other_symbol: str, merged: bool) -> None:
     store(repo)
     for title, body in UNRELATED:
         remember(repo, title, body)
@@ -311,10 +312,11 @@ def test_reflect_commits_name_every_merge_in_a_trailer(repo: Path) -> None:
             ("Timestamps are stored in UTC", "Every timestamp column holds UTC; convert at the edges only."),
             ("Store timestamps as UTC", "Timestamp columns hold UTC, converted only at the edges.")), (
             ("The cache key includes the locale", "Cached pages are keyed by path and locale together."),
-            ("Cache keys include the locale", "Pages in the cache are keyed by their path and their locale."))]:
+            ("Cache keys include the locale", "Pages in the cache are keyed by their path and locale."))]:
         pairs.append(sorted([remember(repo, *first), remember(repo, *second)]))
     memgit_(repo, "reflect", "--only", "duplicates", "--apply")
     message = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=repo, capture_output=True,
                              text=True, check=True).stdout
-    trailers = sorted(sorted(line.split()[1:]) for line in message.splitlines() if line.startswith("Memgit-Merged:"))
+    trailers = sorted(sorted(line.split()[1:]) for line in message.splitlines()
+                      if line.startswith("Memgit-Merged:"))
     assert trailers == sorted(pairs)

@@ -21,6 +21,8 @@ A person can still say such a pair is one memory (`memgit feedback A B --duplica
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 
 from memgit.memory.format import Memory
 
@@ -56,6 +58,7 @@ _PROSE = re.compile(r"[^\W\d_]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 #: `a2b`, `b2a_hex`, `url2pathname`: a direction written with a 2 between two names.
 _TWO = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)2([A-Za-z]+)")
+_HUMP = re.compile(r"[a-z][A-Z]")
 _FROM_TO = re.compile(r"\bfrom\s+(\w+)\s+to\s+(\w+)", re.IGNORECASE)
 
 
@@ -69,8 +72,7 @@ def _parts(identifier: str) -> list[str]:
 
 def _identifiers(text: str) -> list[str]:
     """Names that look like code: with `_`, a digit between letters, or camelCase."""
-    return [w for w in _IDENT.findall(text)
-            if "_" in w.strip("_") or _TWO.search(w) or re.search(r"[a-z][A-Z]", w)]
+    return [w for w in _IDENT.findall(text) if "_" in w.strip("_") or _TWO.search(w) or _HUMP.search(w)]
 
 
 def _anchors(memory: Memory) -> list[str]:
@@ -87,43 +89,48 @@ def symbols(memory: Memory) -> frozenset[str]:
     return frozenset(out)
 
 
-def _words(memory: Memory) -> tuple[set[str], set[str]]:
-    """(the words of the title, the parts of the identifiers and anchors it names anywhere)."""
-    names = [*_identifiers(f"{memory.title}\n{memory.body}"), *_anchors(memory)]
+@dataclass(frozen=True)
+class _Reading:
+    title: frozenset[str]  # the words of the title
+    names: frozenset[str]  # the parts of the identifiers and anchors it names anywhere
+    directions: frozenset[tuple[str, str]]  # (x, y) of x2y, x_to_y, xToY, "from x to y"
+
+
+@lru_cache(maxsize=4096)
+def _read(title: str, body: str, anchors: tuple[str, ...]) -> _Reading:
+    text = f"{title}\n{body}"
+    names = [*_identifiers(text), *anchors]
     parts: set[str] = set()
+    directions: set[tuple[str, str]] = set()
     for name in names:
-        for part in re.split(r"[:/.\s]+", name):
-            parts.update(_parts(part))
-    return {w.lower() for w in _PROSE.findall(memory.title)}, parts
-
-
-def _directions(memory: Memory) -> set[tuple[str, str]]:
-    text = f"{memory.title}\n{memory.body}\n" + "\n".join(_anchors(memory))
-    out: set[tuple[str, str]] = set()
-    for name in _IDENT.findall(text):
         for match in _TWO.finditer(name):
-            out.add((match.group(1).lower(), match.group(2).lower()))
-        parts = _parts(name)
-        for i in range(1, len(parts) - 1):
-            if parts[i] == "to":
-                out.add((parts[i - 1], parts[i + 1]))
-    for match in _FROM_TO.finditer(text):
-        out.add((match.group(1).lower(), match.group(2).lower()))
-    return {(a, b) for a, b in out if a != b}
+            directions.add((match.group(1).lower(), match.group(2).lower()))
+        for piece in re.split(r"[:/.\s]+", name):
+            split = _parts(piece)
+            parts.update(split)
+            directions.update((split[i - 1], split[i + 1])
+                              for i in range(1, len(split) - 1) if split[i] == "to")
+    directions.update((m.group(1).lower(), m.group(2).lower()) for m in _FROM_TO.finditer(text))
+    return _Reading(frozenset(w.lower() for w in _PROSE.findall(title)), frozenset(parts),
+                    frozenset((x, y) for x, y in directions if x != y))
 
 
-def _negated(word: str, other: str) -> bool:
-    return any(other == prefix + word for prefix in NEGATIONS) and len(word) >= 4
+def _reading(memory: Memory) -> _Reading:
+    return _read(memory.title, memory.body, tuple(_anchors(memory)))
 
 
 def _antonym(only_mine: set[str], only_theirs: set[str]) -> tuple[str, str] | None:
+    """A word of one side whose opposite (or `un`/`de`/`dis` form, either way) only the other says."""
     for word in sorted(only_mine):
         for opposite in sorted(_OPPOSITE.get(word, ())):
             if opposite in only_theirs:
                 return word, opposite
-        for other in sorted(only_theirs):
-            if _negated(word, other) or _negated(other, word):
-                return word, other
+        for prefix in NEGATIONS:
+            if len(word) >= 4 and prefix + word in only_theirs:
+                return word, prefix + word
+            base = word[len(prefix):]
+            if word.startswith(prefix) and len(base) >= 4 and base in only_theirs:
+                return word, base
     return None
 
 
@@ -132,15 +139,15 @@ def opposed(a: Memory, b: Memory) -> str | None:
     sa, sb = symbols(a), symbols(b)
     if sa and sb and not sa & sb:
         return f"they name different symbols (`{sorted(sa)[0]}`, `{sorted(sb)[0]}`)"
-    da, db = _directions(a), _directions(b)
+    ra, rb = _reading(a), _reading(b)
+    da, db = ra.directions, rb.directions
     for x, y in sorted(da):
         if (y, x) in db and (y, x) not in da and (x, y) not in db:
             return f"they go opposite ways ({x} to {y}, {y} to {x})"
-    (title_a, names_a), (title_b, names_b) = _words(a), _words(b)
     # Filler words (to, in, first...) count only as parts of names: in prose they say little.
-    said_a = {w for w in title_a if w not in PROSE_FILLER} | names_a
-    said_b = {w for w in title_b if w not in PROSE_FILLER} | names_b
-    everything_a, everything_b = title_a | names_a, title_b | names_b
+    said_a = {w for w in ra.title if w not in PROSE_FILLER} | ra.names
+    said_b = {w for w in rb.title if w not in PROSE_FILLER} | rb.names
+    everything_a, everything_b = ra.title | ra.names, rb.title | rb.names
     found = _antonym(said_a - everything_b, said_b - everything_a)
     if found is not None:
         return f"one says {found[0]!r} where the other says {found[1]!r}"
