@@ -186,6 +186,10 @@ OPPOSITES = [
       "binascii.a2b_hex takes hexadecimal digits and gives the binary data they spell."),
      ("binascii b2a_hex writes bytes as hexadecimal text",
       "binascii.b2a_hex takes binary data and gives the hexadecimal digits that spell it.")),
+    (("codec str_to_bytes encodes text as UTF-8",
+      "Use codec.str_to_bytes for every outgoing payload; it encodes the text as UTF-8 without a BOM."),
+     ("codec bytes_to_str decodes UTF-8 text",
+      "Use codec.bytes_to_str for every incoming payload; it decodes the text as UTF-8 without a BOM.")),
     (("Enable the query cache in settings.py",
       "Set QUERY_CACHE in settings.py to turn the query cache on for the reporting service."),
      ("Disable the query cache in settings.py",
@@ -193,7 +197,7 @@ OPPOSITES = [
 ]
 
 
-@pytest.mark.parametrize("first,second", OPPOSITES, ids=["begin-end", "x2y-y2x", "a2b-b2a", "enable-disable"])
+@pytest.mark.parametrize("first,second", OPPOSITES, ids=["begin-end", "x2y-y2x", "a2b-b2a", "x_to_y", "enable-disable"])
 def test_opposites_are_not_merged_unless_a_person_says_so(
         repo: Path, first: tuple[str, str], second: tuple[str, str]) -> None:
     store(repo)
