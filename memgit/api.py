@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from memgit.index.index import Index, SyncReport
     from memgit.recall.hit import Hit
     from memgit.recall.inject import Injection
-    from memgit.reflect.doubts import Doubts
+    from memgit.reflect.doubts import CodeChecks
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
 
@@ -299,8 +299,7 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(new)
-        new = self.writer.stamped(new, old)  # the code its anchors point at now, if they or the text changed
-        self.writer.text_of(new)  # every value memgit writes is valid
+        new = self.writer.checked(self.writer.stamped(new, old))  # valid, recording the code it is about now
         change = self.writer.change(message, commit)
         change.write(new.path, patch.edited(self.store, old, new))  # only the lines of the fields that changed
         self.writer.land(change)
@@ -362,28 +361,21 @@ class Memgit:
         every other file (`config.toml` setting by setting). See `memgit.git.memdiff`."""
         self.workspace.require_store()
         from memgit.git.memdiff import review  # only this verb needs it: a cold recall stays light
-
         repo = self.repo or self.writer.repo()
         return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
 
-    def doubts(self, rev_range: str) -> "Doubts":
-        """The memories whose code `rev_range` changes, renames or deletes; see `memgit.reflect.doubts`."""
-        from memgit.reflect.doubts import run  # only this verb needs it: a cold recall stays light
-        return run(self.workspace, rev_range)
-
-    def verify(self, ref: str, *, commit: bool = True) -> Memory:
-        """Record that a memory holds for its code as it is now (its fingerprints again), as a commit."""
-        from memgit.recall.codecheck import verify  # only this verb needs it: a cold recall stays light
-        return verify(self.workspace, ref, commit)
+    @property
+    def code(self) -> "CodeChecks":
+        """Memories and their code: `.doubts(rev_range)`, `.verify(ref)` (`memgit.reflect.doubts`)."""
+        from memgit.reflect.doubts import CodeChecks  # only these verbs need it: a cold recall stays light
+        return CodeChecks(self.workspace)
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self.workspace.require_store()
         from memgit.store import lint  # only this verb needs it: a cold recall stays light
-
         from memgit.agents.rulesfile import problems  # only this verb needs it: a cold recall stays light
-
         return lint.lint(self.store, self.writer, fix=fix, commit=commit) + problems(self.workspace)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
@@ -599,6 +591,14 @@ class Memgit:
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.feedback(self.workspace, ref, verdict, session)
+
+    def pair_feedback(self, a: str, b: str, *, duplicate: bool) -> tuple[Memory, ...]:
+        """Two memories are different (`distinct` in both) or, with `duplicate`, one (merged): a commit."""
+        from memgit.reflect import decisions  # only this verb needs it: a cold recall stays light
+
+        if duplicate:
+            return decisions.mark_duplicate(self.workspace, a, b)
+        return decisions.mark_distinct(self.workspace, a, b)
 
     def stats(self, *, since: str | None = None) -> dict[str, Any]:
         """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""

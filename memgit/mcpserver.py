@@ -205,7 +205,7 @@ def build(mem: "Memgit") -> "MCPServer":
         """After checking a recalled memory whose code changed against that code, say it still holds:
         its fingerprints of the code are recorded again (a commit). If it no longer holds, remember the
         correction instead."""
-        memory = mem.verify(ref)
+        memory = mem.code.verify(ref)
         return {"id": memory.id, "title": memory.title,
                 "written_against": memory.extra.get("written_against", [])}
 

@@ -14,7 +14,7 @@ from memgit.cli.common import echo_json, json_option, no_commit_option, open_mem
 @click.pass_context
 def verify(ctx: click.Context, ref: str, no_commit: bool, as_json: bool) -> None:
     """Say a memory still holds for its code as it is now: its fingerprints are recorded again (a commit)."""
-    memory = open_memgit(ctx).verify(ref, commit=not no_commit)
+    memory = open_memgit(ctx).code.verify(ref, commit=not no_commit)
     if as_json:
         echo_json({"id": memory.id, "written_against": memory.extra.get("written_against", [])})
     else:
@@ -29,7 +29,7 @@ def verify(ctx: click.Context, ref: str, no_commit: bool, as_json: bool) -> None
 def doubts(ctx: click.Context, rev_range: str, fail_pinned: bool, as_json: bool) -> None:
     """The memories whose code REV_RANGE (origin/main...HEAD, A..B) changes, renames or deletes,
     by symbol, as Markdown for a pull-request comment."""
-    found = open_memgit(ctx).doubts(rev_range)
+    found = open_memgit(ctx).code.doubts(rev_range)
     if as_json:
         echo_json(found.to_dict())
     else:

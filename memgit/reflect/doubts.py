@@ -25,7 +25,7 @@ from memgit.git.repo import Repo
 from memgit.index.workspace import Workspace
 from memgit.memory import against
 from memgit.memory.format import Memory
-from memgit.recall import lookup
+from memgit.recall import codecheck, lookup
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,21 @@ def _commits(repo: Repo, base: str, head: str, paths: Iterable[str]) -> dict[str
         elif line:
             out.setdefault(line, []).append(current)
     return out
+
+
+class CodeChecks:
+    """Memories and the code they describe, as `Memgit.code` gives them."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.workspace = ws
+
+    def doubts(self, rev_range: str) -> Doubts:
+        """The memories whose code `rev_range` (`A..B`, `A...B`) changes, renames or deletes."""
+        return run(self.workspace, rev_range)
+
+    def verify(self, ref: str, *, commit: bool = True) -> Memory:
+        """Record that a memory holds for its code as it is now (its fingerprints again), as a commit."""
+        return codecheck.verify(self.workspace, ref, commit)
 
 
 def run(ws: Workspace, rev_range: str) -> Doubts:

@@ -293,6 +293,11 @@ class Writer:
             self._prints.save()
         return stamped
 
+    def checked(self, memory: Memory) -> Memory:
+        """`memory`, once `text_of` has checked that memgit can write it."""
+        self.text_of(memory)
+        return memory
+
     def text_of(self, memory: Memory) -> str:
         """The file text memgit writes for `memory`, checked to read back exactly."""
         text = fmt.dump(memory)
