@@ -102,6 +102,8 @@ def test_an_edited_function_is_said_changed_and_verify_records_it_again(
                              catch_exceptions=False)
     carried = json.loads(out.stdout)[0]["code"]
     assert carried["status"] == "changed" and carried["doubts"][0]["commits"] == 2
+    text = CliRunner().invoke(cli, ["recall", "login password", "--min-score", "0"], catch_exceptions=False).stdout
+    assert "      ⚠ `src/auth.py::login` changed since this was written — 2 commits, last just now" in text
 
     before = git(code, "rev-parse", "HEAD").strip()
     done = _memgit(code, "verify", m.id)
