@@ -292,3 +292,16 @@ def test_doubts_go_by_symbol_when_a_memory_names_one_and_by_file_when_not(
                                           catch_exceptions=False).stdout)["memories"]
     assert [(d["id"], [c["anchor"] for c in d["changes"]]) for d in found] == [(by_file.id, ["src/auth.py"])]
     assert by_symbol.id not in json.dumps(found)
+
+
+def test_a_link_out_of_the_work_tree_is_never_read(code: Path, mem: memgit.Memgit, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def login():\n    pass\n")
+    (code / "src" / "linked.py").symlink_to(outside / "secret.py")
+    (code / "vendor").symlink_to(outside)
+    m = mem.remember("linked code", files=["src/linked.py", "vendor/secret.py"],
+                     symbols=["vendor/secret.py::login"]).memory
+    assert m.extra["written_against"] == ["src/linked.py -", "vendor/secret.py -", "vendor/secret.py::login -"]
+    hit = _hit(mem, "linked code", m.id)
+    assert hit.code is not None and hit.code.status == "fresh"  # gone then, gone now: nothing was read
