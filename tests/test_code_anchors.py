@@ -305,3 +305,17 @@ def test_a_link_out_of_the_work_tree_is_never_read(code: Path, mem: memgit.Memgi
     assert m.extra["written_against"] == ["src/linked.py -", "vendor/secret.py -", "vendor/secret.py::login -"]
     hit = _hit(mem, "linked code", m.id)
     assert hit.code is not None and hit.code.status == "fresh"  # gone then, gone now: nothing was read
+
+
+def test_a_memory_naming_a_symbol_doubts_its_other_files_only_when_they_go(code: Path,
+                                                                           mem: memgit.Memgit) -> None:
+    _commit(code, "tests", tests__test_auth_py="def test_login():\n    pass\n")
+    m = mem.remember("login refuses an empty password", entity="src/auth.py::login",
+                     files=["tests/test_auth.py"]).memory
+    _commit(code, "more tests", tests__test_auth_py="def test_login():\n    assert True\n")
+    assert _hit(mem, "login password", m.id).code.status == "fresh"  # type: ignore[union-attr]
+    assert json.loads(CliRunner().invoke(cli, ["doubts", "HEAD~1..HEAD", "--json"]).stdout)["memories"] == []
+    _commit(code, "no tests", tests__test_auth_py=None)
+    found = json.loads(CliRunner().invoke(cli, ["doubts", "HEAD~1..HEAD", "--json"]).stdout)["memories"]
+    assert [(c["anchor"], c["change"]) for c in found[0]["changes"]] == [("tests/test_auth.py", "deleted")]
+    assert _hit(mem, "login password", m.id).code.status == "gone"  # type: ignore[union-attr]

@@ -45,6 +45,12 @@ def code_anchors(memory: Memory) -> list[str]:
     return list(out)
 
 
+def names_symbols(memory: Memory) -> bool:
+    """Whether the memory names a `path::symbol`: then its symbols say whether what it is about
+    changed, and its plain file anchors count only when the file is renamed or gone."""
+    return any("::" in a for a in code_anchors(memory))
+
+
 def recorded(memory: Memory) -> dict[str, str] | None:
     """The fingerprints the memory's file records, by anchor; None when it records none.
     Lines that cannot be read are left out (their anchors are then not recorded)."""

@@ -99,11 +99,12 @@ def state_of(repo: Repo, memory: Memory, memory_path: str, prints: codeprint.Pri
     if record is None:
         record = derived(repo, memory_path, anchors, prints)
     doubts = []
+    by_symbol = against.names_symbols(memory)
     for anchor in anchors:
         now = prints.of(anchor)
         then = record.get(anchor) if record is not None else None
         doubt = _compare(anchor, then, now)
-        if doubt is not None:
+        if doubt is not None and not (by_symbol and "::" not in anchor and doubt.state != "gone"):
             doubts.append(doubt)
     if any(d.state == "changed" for d in doubts):
         doubts = _with_commits(repo, memory_path, doubts, prints)

@@ -185,9 +185,9 @@ def check(repo: Repo, memories: Sequence[tuple[Memory, str]], rev_range: str) ->
     out = []
     for memory, path, anchors in touched:
         changes = []
-        by_symbol = {a.partition("::")[0] for a in anchors if "::" in a}
+        by_symbol = against.names_symbols(memory)
         for anchor in anchors:
-            if anchor in by_symbol and files[anchor].status == "M":
+            if by_symbol and "::" not in anchor and files[anchor].status == "M":
                 continue  # its symbols say whether what the memory is about changed
             change = _anchor_change(anchor, files, blobs, base, head, moved_to)
             if change is not None:
