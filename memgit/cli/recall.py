@@ -55,7 +55,8 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
             click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
             click.echo(f"      {hit.path}" + (f"  ({hit.scope} scope)" if hit.scope != "project" else ""))
             for doubt in hit.code.doubts if hit.code is not None else ():
-                click.echo(f"      ⚠ {doubt.sentence(hit.id)}")
+                if doubt.told:
+                    click.echo(f"      ⚠ {doubt.sentence(hit.id)}")
             if explain:
                 channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
                 click.echo(f"      relevance {hit.relevance:.2f}  {channels or 'precise match'}")

@@ -61,6 +61,12 @@ class Doubt:
         return (f"`{self.anchor}` changed since this was written{since}; verify before relying on it "
                 f"(then `memgit verify {memory_id}`)")
 
+    @property
+    def told(self) -> bool:
+        """Whether the agent is told where it reads the memory: changed or gone code (an
+        unknown one is in `--json` only: hand-written memories would all say it)."""
+        return self.state in ("changed", "gone")
+
     def to_dict(self) -> dict[str, Any]:
         return {"anchor": self.anchor, "state": self.state, "commits": self.commits, "last": self.last,
                 "why": self.why}
@@ -117,7 +123,9 @@ def _compare(anchor: str, then: str | None, now: str | None) -> Doubt | None:
         return None if then == codeprint.GONE else Doubt(anchor, "gone")
     if then is None or then == against.UNKNOWN:
         return Doubt(anchor, "unknown", why="the code it was written against is not recorded")
-    if then != codeprint.GONE and not codeprint.PRINT_RE.match(then):
+    if then == codeprint.GONE:
+        return Doubt(anchor, "unknown", why="it was not there when this was written")
+    if not codeprint.PRINT_RE.match(then):
         return Doubt(anchor, "unknown",
                      why=f"the recorded fingerprint `{then[:40]}` is not one memgit writes")
     if now is None:
@@ -208,9 +216,9 @@ def _ago(when: str | None, now: float | None = None) -> str:
     return "just now"
 
 
-def annotate(ws: Workspace, hits: Sequence[Hit]) -> list[Hit]:
-    """`hits` with what recall found of their code (`Hit.code`); those whose anchor is gone
-    rank lower. Hits of another store (the user's) are left as they are."""
+def annotate(ws: Workspace, hits: Sequence[Hit], *, rank: bool = True) -> list[Hit]:
+    """`hits` with what recall found of their code (`Hit.code`); with `rank`, those whose anchor
+    is gone rank lower. Hits of another store (the user's) are left as they are."""
     repo = ws.repo
     if repo is None or not hits:
         return list(hits)
@@ -222,10 +230,10 @@ def annotate(ws: Workspace, hits: Sequence[Hit]) -> list[Hit]:
         if state is None:
             out.append(hit)
             continue
-        score = hit.score * GONE_PENALTY if state.status == "gone" else hit.score
+        score = hit.score * GONE_PENALTY if state.status == "gone" and rank else hit.score
         out.append(replace(hit, code=state, score=score))
     prints.save()
-    return sorted(out, key=lambda h: -h.score)
+    return sorted(out, key=lambda h: -h.score) if rank else out
 
 
 def verify(ws: Workspace, ref: str, commit: bool = True) -> Memory:

@@ -131,7 +131,8 @@ def _code_lines(hit: Hit) -> str:
     kept whatever the budget, since it says how far to trust the rest."""
     if hit.code is None:
         return ""
-    return "".join(f"\n> ⚠ {doubt.sentence(hit.id)}" for doubt in hit.code.doubts[:3])
+    told = [d for d in hit.code.doubts if d.told]
+    return "".join(f"\n> ⚠ {doubt.sentence(hit.id)}" for doubt in told[:3])
 
 
 def _cut(text: str, tokens: int) -> str:
