@@ -319,3 +319,16 @@ def test_a_memory_naming_a_symbol_doubts_its_other_files_only_when_they_go(code:
     found = json.loads(CliRunner().invoke(cli, ["doubts", "HEAD~1..HEAD", "--json"]).stdout)["memories"]
     assert [(c["anchor"], c["change"]) for c in found[0]["changes"]] == [("tests/test_auth.py", "deleted")]
     assert _hit(mem, "login password", m.id).code.status == "gone"  # type: ignore[union-attr]
+
+
+def test_the_session_start_hook_says_a_pinned_memory_s_code_changed(code: Path, mem: memgit.Memgit) -> None:
+    m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
+    mem.update(m.id, pinned=True)
+    _commit(code, "login allows tokens", src__auth_py=AUTH.replace("ValueError", "PermissionError"))
+    start = (Path(__file__).parent / "data" / "agents" / "claude" / "session_start_startup.json").read_text()
+    done = subprocess.run([sys.executable, "-m", "memgit.hookrun", "claude", "session-start"],
+                          input=start.replace("{cwd}", str(code)).replace("{transcript}", "").encode(),
+                          cwd=code, capture_output=True, timeout=120, check=False)
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"### login refuses an empty password\n`{m.id}` · fact · " in text
+    assert "> ⚠ `src/auth.py::login` changed since this was written — 1 commit, last just now;" in text
