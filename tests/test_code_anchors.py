@@ -102,7 +102,8 @@ def test_an_edited_function_is_said_changed_and_verify_records_it_again(
                              catch_exceptions=False)
     carried = json.loads(out.stdout)[0]["code"]
     assert carried["status"] == "changed" and carried["doubts"][0]["commits"] == 2
-    text = CliRunner().invoke(cli, ["recall", "login password", "--min-score", "0"], catch_exceptions=False).stdout
+    text = CliRunner().invoke(cli, ["recall", "login password", "--min-score", "0"],
+                              catch_exceptions=False).stdout
     assert "      ⚠ `src/auth.py::login` changed since this was written — 2 commits, last just now" in text
 
     before = git(code, "rev-parse", "HEAD").strip()
@@ -321,7 +322,8 @@ def test_a_memory_naming_a_symbol_doubts_its_other_files_only_when_they_go(code:
     assert _hit(mem, "login password", m.id).code.status == "gone"  # type: ignore[union-attr]
 
 
-def test_the_session_start_hook_says_a_pinned_memory_s_code_changed(code: Path, mem: memgit.Memgit) -> None:
+def test_the_session_start_hook_says_a_pinned_memory_s_code_changed(code: Path,
+                                                                    mem: memgit.Memgit) -> None:
     m = mem.remember("login refuses an empty password", entity="src/auth.py::login").memory
     mem.update(m.id, pinned=True)
     _commit(code, "login allows tokens", src__auth_py=AUTH.replace("ValueError", "PermissionError"))
