@@ -303,7 +303,8 @@ def test_a_link_out_of_the_work_tree_is_never_read(code: Path, mem: memgit.Memgi
     (code / "vendor").symlink_to(outside)
     m = mem.remember("linked code", files=["src/linked.py", "vendor/secret.py"],
                      symbols=["vendor/secret.py::login"]).memory
-    assert m.extra["written_against"] == ["src/linked.py -", "vendor/secret.py -", "vendor/secret.py::login -"]
+    assert m.extra["written_against"] == ["src/linked.py -", "vendor/secret.py -",
+                                          "vendor/secret.py::login -"]
     hit = _hit(mem, "linked code", m.id)
     assert hit.code is not None and hit.code.status == "fresh"  # gone then, gone now: nothing was read
 
