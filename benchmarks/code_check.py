@@ -159,12 +159,12 @@ def main(argv: list[str] | None = None) -> int:
             mem.recall(q, record=False)
             return (time.perf_counter() - start) * 1000
 
-        first = []  # the check the first time it sees each hit's files: nothing cached yet
+        first_sight: list[float] = []  # the check the first time it sees each hit's files: nothing cached yet
         for q in queries:
             hits = mem.recall(q, record=False)
             start = time.perf_counter()
             codecheck.annotate(mem.workspace, [codecheck.replace(h, code=None) for h in hits])
-            first.append((time.perf_counter() - start) * 1000)
+            first_sight.append((time.perf_counter() - start) * 1000)
         for q in queries[:5]:
             once(True, q), once(False, q)
         on, off = [], []
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
           f"cold (cache read from its file, {size} bytes): p50 {statistics.median(cold):.3f} ms, "
           f"p95 {pct(cold, 0.95):.3f} ms")
     print(f"  the check alone, first sight of each file (read, hashed, parsed; nothing cached): "
-          f"p50 {statistics.median(first):.3f} ms, p95 {pct(first, 0.95):.3f} ms")
+          f"p50 {statistics.median(first_sight):.3f} ms, p95 {pct(first_sight, 0.95):.3f} ms")
     print(f"  hits: {states}")
     return 0
 
