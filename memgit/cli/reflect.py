@@ -68,7 +68,7 @@ def reflect(ctx: click.Context, apply_: bool, split: bool, branch: str | None, c
             ctx.exit(1)
 
 
-def _check(found: "Reflection", strict: bool) -> str:
+def _check(found: Reflection, strict: bool) -> str:
     """Why `--check` fails (empty: it passes): a proposed change; with `strict`, a note for a
     person or a malformed file too. A note alone is a remark, not a failing build."""
     changes = len(found.actionable)
