@@ -176,3 +176,48 @@ def test_every_mcp_answer_stays_within_the_byte_budget_and_says_what_was_cut(
     assert marker["cut"] == {"hits": f"{kept} of 14 items kept"} and 1 <= kept < 14
     assert "fewer memories (k)" in marker["ask"]
     assert "truncated" not in small and len(small["hits"]) == 1
+
+
+# -- a progress bar on a terminal --------------------------------------------------------------
+
+
+def _reflect_on(repo: Path, *args: str, tty: bool) -> tuple[str, str]:
+    """Run `memgit reflect ARGS` as a person would: stderr a pseudo-terminal (`tty`) or a pipe.
+    Returns (stdout, stderr)."""
+    import pty
+
+    command = [sys.executable, "-m", "memgit", "-C", str(repo), "reflect", *args]
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    if not tty:
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        return done.stdout, done.stderr
+    master, slave = pty.openpty()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=slave, env=env) as process:
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal's other end closed: the command has ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.stdout is not None
+        out = process.stdout.read().decode()
+    os.close(master)
+    return out, b"".join(chunks).decode(errors="replace")
+
+
+def test_a_progress_bar_on_a_terminal_only(repo: Path, mem: memgit.Memgit) -> None:
+    _import(repo, _pairs(TOPICS[:2]))
+    out, err = _reflect_on(repo, tty=True)
+    assert out.startswith("## memgit reflect: 2 change(s) proposed")
+    for stage in ("reading the store", "duplicates", "stale", "hygiene", "7/7"):
+        assert stage in err
+    assert "reflect  [" in err and "[" not in out.splitlines()[0]
+    # Not in --json (stdout is for a program), and not when stderr is not a terminal.
+    out, err = _reflect_on(repo, "--json", tty=True)
+    assert json.loads(out)["proposals"] and "reflect  [" not in err and "duplicates" not in err
+    out, err = _reflect_on(repo, tty=False)
+    assert out.startswith("## memgit reflect: 2 change(s) proposed") and err == ""

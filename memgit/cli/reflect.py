@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Sequence
 
 import click
 
-from memgit.cli.common import echo_json, json_option, open_memgit
+from memgit.cli.common import StageBar, echo_json, json_option, open_memgit
 from memgit.cli.rules import refresh_blocks
 from memgit.errors import MemgitError
 
@@ -46,7 +47,13 @@ def reflect(ctx: click.Context, apply_: bool, split: bool, branch: str | None, c
     if strict and not check:
         raise MemgitError("--strict goes with --check: memgit reflect --check --strict")
     mem = open_memgit(ctx)
-    outcome = mem.reflect(only=_names(only), exclude=_names(exclude), apply=apply_, split=split, branch=branch)
+    bar = StageBar("reflect") if not as_json and sys.stderr.isatty() else None
+    try:
+        outcome = mem.reflect(only=_names(only), exclude=_names(exclude), apply=apply_, split=split,
+                              branch=branch, progress=bar.show if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
     found = outcome.reflection
     if as_json:
         echo_json({**found.to_dict(), "commits": list(outcome.commits), "branch": outcome.branch})
