@@ -221,3 +221,46 @@ def test_a_progress_bar_on_a_terminal_only(repo: Path, mem: memgit.Memgit) -> No
     assert json.loads(out)["proposals"] and "reflect  [" not in err and "duplicates" not in err
     out, err = _reflect_on(repo, tty=False)
     assert out.startswith("## memgit reflect: 2 change(s) proposed") and err == ""
+
+
+# -- stats: how often the user had to explain again what memory held ---------------------------
+
+SESSION = """# Session log
+
+### Human
+
+We use pnpm, not npm, in this repo. Don't run npm install; it rewrites package-lock.json.
+
+### Assistant
+
+Understood, I'll use pnpm from now on.
+
+### Human
+
+Please add a retry to the upload client.
+
+### Assistant
+
+Done: the upload client retries three times.
+"""
+
+
+def test_stats_counts_what_a_capture_found_the_user_explaining_again(repo: Path, mem: memgit.Memgit) -> None:
+    result = run(repo, "remember", "Use pnpm, never npm", "--kind", "convention")
+    assert result.exit_code == 0, result.output
+    pnpm = result.stdout.strip()
+    before = json.loads(run(repo, "stats", "--json").stdout)
+    assert (before["restated"], before["restated_memories"], before["most_restated"]) == (0, 0, {})
+    transcript = repo.parent / "session.md"
+    transcript.write_text(SESSION)
+    captured = json.loads(run(repo, "capture", str(transcript), "--json").stdout)
+    assert [k["duplicate_of"] for k in captured["known"]] == [pnpm]
+    for _ in range(2):  # the same session applied twice still counts once
+        assert run(repo, "capture", str(transcript), "--apply").exit_code == 0
+    stats = json.loads(run(repo, "stats", "--json").stdout)
+    assert (stats["restated"], stats["restated_memories"], stats["restated_sessions"]) == (1, 1, 1)
+    assert stats["most_restated"] == {pnpm: 1}
+    assert json.loads(run(repo, "stats", "--since", "1d", "--json").stdout)["restated"] == 1
+    assert json.loads(run(repo, "stats", "--since", "2999-01-01", "--json").stdout)["restated"] == 0
+    text = run(repo, "stats").stdout
+    assert f"{'restated:':<24} 1\n" in text and f"{'most_restated:':<24} {{'{pnpm}': 1}}\n" in text
