@@ -138,6 +138,7 @@ def build(mem: "Memgit") -> "MCPServer":
     Items = Annotated[list[str], Field(description="Zero or more items.")]
 
     users: list[Memgit] = []
+    pager = pages.Pager()  # the reflect run an agent is paging through
 
     def user_store() -> "Memgit":
         """The user's own store, made on first use and kept open with the server."""
@@ -277,8 +278,8 @@ def build(mem: "Memgit") -> "MCPServer":
         of each kind), then proposals with their reasons, evidence and the diff each makes. Pass
         `next_cursor` back for the next page (null: the last). Nothing is changed: applying them is
         a person's decision (`memgit reflect --apply`)."""
-        found = mem.reflect(only=only).reflection
-        return pages.page(found, given=cursor, size=page_size, max_bytes=mem.config.mcp_max_bytes)
+        return pager.answer(lambda: mem.reflect(only=only).reflection, mem.memory_dir, only, given=cursor,
+                            size=page_size, max_bytes=mem.config.mcp_max_bytes)
 
     @tool
     def pending_captures() -> dict[str, Any]:

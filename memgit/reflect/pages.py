@@ -6,19 +6,25 @@ proposals of each kind), at most `size` proposals, each with the diff it makes (
 files as the proposals before it left them, so the pages' diffs applied in order make the
 whole diff), and stays within `max_bytes` of JSON. `next_cursor` asks for the next page.
 
-A cursor names where the next page starts and a fingerprint of what reflect proposed. Each
-page runs reflect again; when the store changed so that its proposals are not the same, an
-old cursor is refused with a message saying to start again, rather than pointing into a
-different list. The fingerprint leaves out what changes with the clock alone (the `updated`
-stamp a change writes, ages in the evidence).
+A cursor names where the next page starts and a fingerprint of what reflect proposed. A
+first page always runs reflect; the next pages reuse that run (`Pager`) while no file of the
+memory folder changed (and for at most `KEEP_SECONDS`), else run it again. When the store
+changed so that its proposals are not the same, an old cursor is refused with a message
+saying to start again, rather than pointing into a different list. The fingerprint leaves out
+what changes with the clock alone (the `updated` stamp a change writes, ages in the evidence).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import threading
+import time
 from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from memgit.errors import MemgitError
@@ -29,6 +35,8 @@ PAGE_SIZE = 20
 MAX_PAGE_SIZE = 200
 #: Malformed files and notes listed on a page at most (all are counted in the summary).
 MAX_LISTED = 20
+#: How long the next pages may reuse the reflect run of the first, the memory folder unchanged.
+KEEP_SECONDS = 600.0
 
 _CURSOR = re.compile(r"^r1\.(\d{1,9})\.([0-9a-f]{16})$")
 
@@ -116,6 +124,45 @@ def page(reflection: Reflection, *, given: str | None = None, size: int = PAGE_S
     out["proposals"] = items
     out["next_cursor"] = cursor(end, mark) if end < len(proposals) else None
     return out
+
+
+class Pager:
+    """Pages for a long-lived server: the reflect run of a first page, kept for the next pages
+    while the memory folder's files are as they were (a run takes seconds on a large store)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[str, str, float, Reflection] | None = None  # (folder state, mark, when, run)
+
+    def answer(self, run: Callable[[], Reflection], folder: Path, only: Sequence[str], *,
+               given: str | None = None, size: int = PAGE_SIZE, max_bytes: int = 60_000) -> dict[str, Any]:
+        state = folder_state(folder, only)
+        with self._lock:
+            kept = self._kept
+        found = _CURSOR.match(given.strip()) if given else None
+        if (found is not None and kept is not None and kept[0] == state and kept[1] == found.group(2)
+                and time.monotonic() - kept[2] < KEEP_SECONDS):
+            reflection = kept[3]
+        else:
+            reflection = run()
+            with self._lock:
+                self._kept = (state, fingerprint(reflection), time.monotonic(), reflection)
+        return page(reflection, given=given, size=size, max_bytes=max_bytes)
+
+
+def folder_state(folder: Path, only: Sequence[str]) -> str:
+    """Every file under the memory folder by path, size and modification time (and `only`):
+    a different value when a memory was added, edited or removed."""
+    entries = [",".join(sorted(only))]
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            try:
+                stat = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            entries.append(f"{os.path.join(root, name)}\0{stat.st_size}\0{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _state_before(reflection: Reflection, start: int) -> dict[str, str | None]:
