@@ -38,10 +38,11 @@ def injected(repo: Path, query: str = PROMPT) -> str:
     return str(done.stdout)
 
 
-def agent_memory(repo: Path) -> str:
+def agent_memory(repo: Path, day: str = "Mondays") -> str:
     """What an agent's `remember` writes (source inferred), committed on the current branch."""
     store = memgit.open(repo, warn=lambda message: None)
-    return store.remember("The pools rotate weekly, on Mondays.", title="Pool rotation", source="inferred").memory.id
+    title = "Pool rotation" + ("" if day == "Mondays" else f" on {day}")
+    return store.remember(f"The pools rotate weekly, on {day}.", title=title, source="inferred").memory.id
 
 
 def test_a_feature_branch_memory_is_unreviewed_until_merged(repo: Path, mem: memgit.Memgit) -> None:
@@ -159,3 +160,32 @@ def test_the_prompt_hook_and_the_mcp_tool_show_it(repo: Path, mem: memgit.Memgit
 
     hits = anyio.run(main).structured_content["hits"]
     assert hits[0]["trust"] == {"source": "inferred", "review": "unreviewed", "branch": "main"}
+
+
+def test_a_long_lived_process_sees_the_branch_move(repo: Path, mem: memgit.Memgit) -> None:
+    """An MCP server keeps one store open: the default branch's tip is looked up again only
+    when git's ref files change — a merge, refs packed, a merge on top of packed refs."""
+    git(repo, "checkout", "-q", "-b", "feature")
+    first = agent_memory(repo)
+    server = memgit.open(repo, warn=lambda message: None)
+
+    def state(memory_id: str) -> str:
+        hits = {hit.id: hit for hit in server.recall(PROMPT, 10, min_score=0)}
+        review = hits[memory_id].review
+        return review.state if review else "unknown"
+
+    assert state(first) == "unreviewed"
+    assert state(first) == "unreviewed"  # the cached answer
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "feature")
+    assert state(first) == "reviewed"
+    git(repo, "pack-refs", "--all", "--prune")
+    assert state(first) == "reviewed"
+    second = agent_memory(repo, "Tuesdays")  # on main: committed there, so reviewed
+    git(repo, "checkout", "-q", "-b", "later")
+    third = agent_memory(repo, "Fridays")
+    assert (state(second), state(third)) == ("reviewed", "unreviewed")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "later")
+    assert state(third) == "reviewed"
+    server.close()

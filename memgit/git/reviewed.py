@@ -6,15 +6,18 @@ branch is, the first that exists: the branch the clone's `memgit.review.branch` 
 user's machine only: a committed setting could vouch for its own branch), origin's HEAD,
 origin's `main` or `master`, then a local `main` or `master`.
 
-Cheap enough for every recall: one `git for-each-ref` finds the tip; the folder's blob ids at
-that tip (one `git ls-tree`) are kept per process by the tip's object id, so a long-lived
-server lists them again only when the branch moves. A file is compared by its blob id, which
-is hashed here from its bytes (no git process per memory).
+Cheap enough for every recall: one `git for-each-ref` finds the tip, and is not run again
+while the files git keeps those refs in (loose refs, `packed-refs`, reftable's list) keep
+their stat; the folder's blob ids at that tip (one `git ls-tree`) are kept per process by the
+tip's object id. So a CLI call pays two git processes, and a long-lived server none until a
+branch moves. A file is compared by its blob id, hashed here from its bytes (no git process
+per memory).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +42,7 @@ class Mainline:
 
 
 _cache: dict[tuple[str, str, str], Mainline] = {}
+_tips: dict[tuple[str, tuple[str, ...]], tuple[tuple[tuple[int, int, int] | None, ...], tuple[str, str] | None]] = {}
 _lock = threading.Lock()
 _KEEP = 8
 
@@ -47,19 +51,10 @@ def mainline(repo: Repo, folder: str, configured: str = "") -> Mainline | None:
     """The default branch and its memory files (`folder`: from the root); None when there is
     none (a new repository, no `main` nor `master`) or git cannot say."""
     refs = _refs(configured)
-    if not refs:
+    tipped = _tip(repo, refs) if refs else None
+    if tipped is None:
         return None
-    listed = runner.run(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", *refs], repo.root,
-                        timeout=30)
-    found: dict[str, tuple[str, str]] = {}
-    for row in listed.stdout.splitlines() if listed.ok else ():
-        oid, _, rest = row.partition(" ")
-        name, _, target = rest.partition(" ")
-        found[name] = (oid, target or name)
-    ref = next((r for r in refs if r in found), None)
-    if ref is None:
-        return None
-    tip, target = found[ref]
+    tip, target = tipped
     key = (str(repo.root), folder, tip)
     with _lock:
         known = _cache.get(key)
@@ -72,6 +67,53 @@ def mainline(repo: Repo, folder: str, configured: str = "") -> Mainline | None:
             _cache.pop(next(iter(_cache)))
         _cache[key] = line
     return line
+
+
+def _tip(repo: Repo, refs: tuple[str, ...]) -> tuple[str, str] | None:
+    """(tip, the ref it is at) of the first of `refs` that exists; the last answer again
+    while the files git keeps those refs in have not changed."""
+    key = (str(repo.root), refs)
+    with _lock:
+        last = _tips.get(key)
+    stamp = _stamp(repo, refs, last[1][1] if last and last[1] else None)
+    if last is not None and last[0] == stamp:
+        return last[1]
+    listed = runner.run(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", *refs], repo.root,
+                        timeout=30)
+    if not listed.ok:
+        return None
+    found: dict[str, tuple[str, str]] = {}
+    for row in listed.stdout.splitlines():
+        oid, _, rest = row.partition(" ")
+        name, _, target = rest.partition(" ")
+        found[name] = (oid, target or name)
+    ref = next((r for r in refs if r in found), None)
+    answer = found[ref] if ref is not None else None
+    if answer is not None and (last is None or last[1] is None or last[1][1] != answer[1]):
+        stamp = _stamp(repo, refs, answer[1])  # a symbolic ref's target is watched too
+    with _lock:
+        _tips[key] = (stamp, answer)
+    return answer
+
+
+def _stamp(repo: Repo, refs: tuple[str, ...], target: str | None) -> tuple[tuple[int, int, int] | None, ...]:
+    """The stat of every file that holds `refs` (and `target`) in this repository's common git dir."""
+    common = repo.git_dir
+    pointer = common / "commondir"  # a linked worktree keeps its refs in the main git dir
+    try:
+        if pointer.is_file():
+            common = (common / pointer.read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        return (None,)
+    names = [*refs, *([target] if target else []), "packed-refs", "reftable/tables.list"]
+    out: list[tuple[int, int, int] | None] = []
+    for name in names:
+        try:
+            st = os.stat(common / name)
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def _refs(configured: str) -> tuple[str, ...]:
