@@ -189,3 +189,16 @@ def test_a_long_lived_process_sees_the_branch_move(repo: Path, mem: memgit.Memgi
     git(repo, "merge", "-q", "--ff-only", "later")
     assert state(third) == "reviewed"
     server.close()
+
+
+def test_session_start_marks_a_pinned_memory_nobody_merged(repo: Path, mem: memgit.Memgit) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    agent = agent_memory(repo)
+    memgit.open(repo, warn=lambda message: None).update(agent, pinned=True)
+    payload = json.dumps({"session_id": "s-2", "transcript_path": "", "cwd": str(repo),
+                          "hook_event_name": "SessionStart", "source": "startup"})
+    done = subprocess.run([sys.executable, "-m", "memgit.hookrun", "claude", "session-start"],
+                          input=payload.encode(), cwd=repo, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f"`{agent}` · fact · .memory/pool-rotation-{agent[2:]}.md · agent-written, not merged into main" in context
