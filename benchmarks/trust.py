@@ -70,7 +70,7 @@ def in_process(repo: Path, queries: list[str], rounds: int) -> dict[str, float]:
 
     mem = memgit.open(repo, warn=lambda message: log(f"memgit: {message}"))
     ws = mem.workspace
-    hits = ask.recall(ws, queries[0], record=False, mark=False)
+    hits = next((found for query in queries if (found := ask.recall(ws, query, record=False, mark=False))), [])
     started = time.perf_counter()
     marked = provenance.mark(ws, hits)
     first = time.perf_counter() - started
