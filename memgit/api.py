@@ -486,8 +486,7 @@ class Memgit:
         """The memories that best answer `query`, best first.
 
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
-        `session` leaves out what memgit already gave that agent session; `at` answers from
-        the memories of that commit, tag or branch (`memgit.recall.asof`).
+        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof).
         """
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
