@@ -590,6 +590,14 @@ class Memgit:
 
         return upkeep.feedback(self.workspace, ref, verdict, session)
 
+    def pair_feedback(self, a: str, b: str, *, duplicate: bool) -> tuple[Memory, ...]:
+        """Two memories are different (`distinct` in both) or, with `duplicate`, one (merged): a commit."""
+        from memgit.reflect import decisions  # only this verb needs it: a cold recall stays light
+
+        if duplicate:
+            return decisions.mark_duplicate(self.workspace, a, b)
+        return decisions.mark_distinct(self.workspace, a, b)
+
     def stats(self, *, since: str | None = None) -> dict[str, Any]:
         """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light

@@ -69,16 +69,38 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
 
 @click.command()
 @click.argument("ref")
+@click.argument("other", required=False)
 @click.option("--used", "verdict", flag_value="used", help="The memory helped.")
 @click.option("--ignored", "verdict", flag_value="ignored", help="It was recalled but not needed.")
-@click.option("--wrong", "verdict", flag_value="wrong", help="It was wrong or misleading.")
+@click.option("--wrong", "verdict", flag_value="wrong",
+              help="It was wrong or misleading (reflect then lowers its confidence for review).")
+@click.option("--not-duplicate", "verdict", flag_value="not-duplicate",
+              help="REF and OTHER are different memories: reflect never proposes merging them "
+                   "(written in both files, committed).")
+@click.option("--duplicate", "verdict", flag_value="duplicate",
+              help="REF and OTHER are one memory: merge them now (committed).")
 @click.option("--session", metavar="ID", help="The agent session (default $MEMGIT_SESSION, else today).")
 @click.pass_context
-def feedback(ctx: click.Context, ref: str, verdict: str | None, session: str | None) -> None:
-    """Record whether a recalled memory was used, ignored or wrong (kept locally, never committed)."""
+def feedback(ctx: click.Context, ref: str, other: str | None, verdict: str | None, session: str | None) -> None:
+    """Record whether a recalled memory was used, ignored or wrong (kept locally, never
+    committed), or whether two memories are duplicates (kept in the repository)."""
     if verdict is None:
-        raise MemgitError("say how the memory did: --used, --ignored or --wrong")
-    record = open_memgit(ctx).feedback(ref, verdict, session=session)
+        raise MemgitError("say how the memory did: --used, --ignored or --wrong (or, for two memories, "
+                          "--not-duplicate or --duplicate)")
+    pair = verdict in ("not-duplicate", "duplicate")
+    if pair and other is None:
+        raise MemgitError(f"--{verdict} is about two memories: memgit feedback A B --{verdict}")
+    if not pair and other is not None:
+        raise MemgitError(f"--{verdict} is about one memory; only --not-duplicate and --duplicate take two")
+    mem = open_memgit(ctx)
+    if other is not None:
+        changed = mem.pair_feedback(ref, other, duplicate=verdict == "duplicate")
+        if verdict == "duplicate":
+            click.echo(f"merged into {changed[0].id}: {changed[0].title}")
+        else:
+            click.echo(f"{changed[0].id} and {changed[1].id} are different: reflect will not propose merging them")
+        return
+    record = mem.feedback(ref, verdict, session=session)
     click.echo(f"{record['id']} {record['verdict']}")
 
 
