@@ -60,8 +60,7 @@ def mainline(repo: Repo, folder: str, configured: str = "") -> Mainline | None:
         known = _cache.get(key)
     if known is not None:
         return known
-    listing = snapshot.entries(repo, tip, folder) or []
-    line = Mainline(_display(target), tip, {e.path: e.blob for e in listing if e.regular})
+    line = Mainline(_display(target), tip, snapshot.blobs(repo, tip, folder))
     with _lock:
         if len(_cache) >= _KEEP:
             _cache.pop(next(iter(_cache)))

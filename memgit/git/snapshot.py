@@ -77,6 +77,23 @@ def entries(repo: Repo, commit: str, folder: str, *, sizes: bool = False) -> lis
     return found if found or not folder else _folder_or_none(repo, commit, folder)
 
 
+def blobs(repo: Repo, commit: str, folder: str) -> dict[str, str]:
+    """The blob id of every plain file under `folder` in `commit`'s tree, by path from the root
+    ({} when there is none): `entries` without sizes, parsed the fast way for a recall that
+    must stay cheap at 10k files."""
+    done = runner.run(["ls-tree", "-r", "-z", "--full-tree", commit, "--", folder.strip("/")], repo.root,
+                      timeout=120)
+    if not done.ok:
+        raise MemgitError(f"git cannot read the tree of {commit[:12]} ({done.stderr.strip() or 'ls-tree failed'})")
+    out: dict[str, str] = {}
+    for record in done.stdout.split("\0"):
+        tab = record.find("\t")
+        # "<mode> blob <oid>\t<path>": a plain file's mode is one of FILE_MODES, six digits
+        if tab > 12 and record[:6] in FILE_MODES and record[6:12] == " blob ":
+            out[record[tab + 1:]] = record[12:tab]
+    return out
+
+
 def _folder_or_none(repo: Repo, commit: str, folder: str) -> list[Entry] | None:
     """[] when `folder` is a tree of `commit` with no files in it, else None."""
     done = runner.run(["cat-file", "-t", f"{commit}:{folder}"], repo.root, timeout=30)
