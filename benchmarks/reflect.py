@@ -155,7 +155,7 @@ def main() -> None:
     found = mem.reflect(only=["duplicates"]).reflection
     dup_seconds = time.perf_counter() - started
     merged = [p.ids for p in found.proposals if p.kind == "merge"]
-    inputs = upkeep.gather(mem, upkeep.usage_mod.utc_now(), anchors=False)
+    inputs = upkeep.gather(mem.workspace, upkeep.usage_mod.utc_now(), anchors=False)
     words = [(p.a, p.b) for p in Detector([m for m in inputs.memories if m.active], None).duplicates()]
 
     print(f"dupes-pytest: {len(records)} memories, 250 labelled duplicate pairs")

@@ -156,11 +156,14 @@ def build(mem: "Memgit") -> "MCPServer":
         kinds: Kinds = None,
         budget: Annotated[int | None, Field(ge=1, description="Token budget for all returned memories.")] = None,
         include_archived: bool = False,
+        at: Annotated[str | None, Field(description="A commit, tag or branch: answer from the memories as they "
+                                                    "were there (an old change, a release branch).")] = None,
     ) -> dict[str, Any]:
-        """Find the memories that best answer a query, best first, each with its body and front-matter.
+        """Find the memories that best answer a query, best first, each with its body, front-matter
+        and `trust` (its source, and whether a person merged it into the default branch).
 
         An empty `hits` list means nothing relevant is known."""
-        hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived)
+        hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived, at=at)
         reason = "nothing relevant found" if not hits else None
         if budget is not None:
             fitted = mem.fit(hits, budget)
