@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memgit.index.index import Index, SyncReport
     from memgit.recall.hit import Hit
     from memgit.recall.inject import Injection
+    from memgit.reflect.proposals import Progress
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
 
@@ -571,18 +572,19 @@ class Memgit:
         return index.rebuild(progress=progress)
 
     def reflect(self, *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
-                split: bool = False, branch: str | None = None, now: datetime | None = None) -> "Outcome":
+                split: bool = False, branch: str | None = None, now: datetime | None = None,
+                progress: "Progress | None" = None) -> "Outcome":
         """Proposals that keep memory healthy (merge duplicates, archive superseded and stale
         memories, fix renamed anchors, pin what is used), each with its reason and evidence.
 
         Changes nothing unless `apply` (one commit; `split`: one per proposal) or `branch`
         (commits on a new branch from HEAD; the working tree is left alone). `only` and
         `exclude` narrow it to kinds of proposal (`memgit.reflect.reflect.CATEGORIES`) and memories.
-        """
+        `progress(stage, done, total)` is told each stage as it starts (for a progress bar)."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.reflect(self.workspace, only=only, exclude=exclude, apply=apply, split=split, branch=branch,
-                              now=now)
+                              now=now, progress=progress)
 
     def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
         """Record that a recalled memory was used, ignored or wrong (local, never committed)."""

@@ -89,6 +89,10 @@ DEFAULT_TOML = """\
 # pin_sessions = 3          # pin a memory marked used in this many sessions
 # unpin_days = 90           # unpin a pinned memory not used or recalled for this many days
 
+[mcp]
+# max_bytes = 60000         # the most JSON one answer of 'memgit mcp' holds; past it the answer is
+#                           # cut and says so ('reflect' pages within it: ask for the next page)
+
 [capture]
 # "none" turns off the session-end capture. The command that replaces memgit's own
 # ('command = ...') is read only from your machine (MEMGIT_CAPTURE_COMMAND, git config
@@ -144,6 +148,7 @@ class Config:
     reflect_churn_share: float = 0.5
     reflect_pin_sessions: int = 3
     reflect_unpin_days: int = 90
+    mcp_max_bytes: int = 60_000
     capture_command: str = ""
     capture_llm_command: str = ""
     capture_llm_timeout: int = 120
@@ -379,6 +384,7 @@ _RANGES = (
     ("capture_llm_timeout", 1, 3600),
     ("rules_budget", 200, 100_000),
     ("rules_min_confidence", 0.0, 1.0),
+    ("mcp_max_bytes", 2_000, 100_000_000),
 )
 
 

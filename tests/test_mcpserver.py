@@ -144,7 +144,8 @@ def test_checkpoint_resume_and_reflect_over_mcp(repo: Path, mem: memgit.Memgit) 
         resumed = data(await client.call_tool("resume", {"task": "T-7"}))
         assert saved["id"] in resumed["ids"] and "make retries configurable" in resumed["text"]
         proposed = data(await client.call_tool("reflect", {}))
-        assert "proposals" in proposed and isinstance(proposed["diff"], str)
+        assert "proposals" in proposed and proposed["summary"]["proposals"] == len(proposed["proposals"])
+        assert all(isinstance(p["diff"], str) for p in proposed["proposals"])
         bad = await client.call_tool("reflect", {"only": ["nonsense"]})
         assert "unknown kind of proposal" in error(bad)
 
