@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 import memgit
 from memgit.cli import cli
+from memgit.git import localstate
 
 
 def run(repo: Path, *args: str) -> Any:
@@ -257,6 +258,10 @@ def test_stats_counts_what_a_capture_found_the_user_explaining_again(repo: Path,
     assert [k["duplicate_of"] for k in captured["known"]] == [pnpm]
     for _ in range(2):  # the same session applied twice still counts once
         assert run(repo, "capture", str(transcript), "--apply").exit_code == 0
+    # The log itself says it once: not once per planning, and not for the memory the first
+    # capture of this session wrote.
+    log = localstate.restated(repo / ".git")
+    assert [json.loads(line)["memory"] for line in log.read_text().splitlines()] == [pnpm, pnpm]
     stats = json.loads(run(repo, "stats", "--json").stdout)
     assert (stats["restated"], stats["restated_memories"], stats["restated_sessions"]) == (1, 1, 1)
     assert stats["most_restated"] == {pnpm: 1}
