@@ -29,7 +29,6 @@ from typing import Any, Callable
 from memgit.errors import MemgitError
 from memgit.index import embedjob
 from memgit.index import sqlite as sq
-from memgit.index import warm as warm_mod
 from memgit.index.db import Database
 
 Progress = Callable[[int, int], None]
@@ -250,6 +249,8 @@ class Vectors:
         return blob
 
     def _embed_query(self, text: str) -> bytes | None:
+        from memgit.index import warm as warm_mod  # sockets only when a query is embedded
+
         warm = self.warm and self._embedder is None and not self._changed()
         if warm:
             stored_id = self.db.meta("embedder_id")

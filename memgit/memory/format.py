@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-import secrets
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -379,6 +378,8 @@ def load_fields(text: str) -> Any:
 
 def new_id(taken: Container[str] = frozenset()) -> str:
     """A short readable id, unique among `taken`."""
+    import secrets  # random ids only on writes: a hook that recalls need not load it
+
     for size in (3, 3, 4, 4, 5, 8):
         candidate = "m-" + secrets.token_hex(size)
         if candidate not in taken:
