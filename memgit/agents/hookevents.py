@@ -26,6 +26,11 @@ EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 
 def handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict[str, Any]) -> str:
     """The text to give the agent for `event` ("" for nothing); raises on any problem."""
+    with repostate.held():  # no event moves HEAD: git is asked for it and the branch once
+        return _handle(ws, agent, event, session_id, payload)
+
+
+def _handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict[str, Any]) -> str:
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
     ws.require_store()
