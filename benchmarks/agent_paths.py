@@ -40,6 +40,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -72,6 +73,12 @@ TARGETS = {"prompt-kw": "<= 6x", "prompt-vec": "<= 8x", "start": "<= 7x", "pre-c
 
 class Refused(Exception):
     """A run that failed, came back empty or ran degraded: no figure from it."""
+
+
+# hooks.log holds a hook's failures (`<stamp> <agent> <event>: <ExceptionName>: message`) and
+# its warnings; a warning that vectors are off or missing means a vector row ran degraded.
+FAILED = re.compile(r"^\S+ \S+ \S+: [A-Za-z_.]*(Error|Exception|Interrupt|Exit|Refused)\b")
+DEGRADED = re.compile(r"vectors are off|no vectors|in the background|embedder")
 
 
 def log(message: str) -> None:
@@ -129,8 +136,9 @@ class HookStore:
         with memgit.open(self.repo, warn=lambda message: None) as mem:
             mem.reindex()
 
-    def run(self, event: str, i: int, env: dict[str, str]) -> tuple[float, int]:
-        """One hook run, new session; (wall ms, stdout bytes). Refuses a failed run."""
+    def run(self, event: str, i: int, env: dict[str, str], *, vectors: bool = False) -> tuple[float, int]:
+        """One hook run, new session; (wall ms, stdout bytes). Refuses a failed run, and with
+        `vectors` one that says its vectors were off or missing."""
         payload: dict[str, Any] = {"session_id": f"bench-{event}-{i}-{time.time_ns()}", "cwd": str(self.repo),
                                    "transcript_path": str(self.transcript)}
         if event == "user-prompt":
@@ -147,21 +155,25 @@ class HookStore:
         if done.returncode != 0:
             raise Refused(f"{event} hook exited {done.returncode}")
         if after != before:
-            last = self.hooks_log.read_text(errors="replace").splitlines()[-1]
-            raise Refused(f"{event} hook failed (hooks.log: {last[:200]})")
+            with open(self.hooks_log, "rb") as handle:
+                handle.seek(before)
+                lines = handle.read().decode("utf-8", "replace").splitlines()
+            for line in lines:
+                if FAILED.match(line) or (vectors and DEGRADED.search(line)):
+                    raise Refused(f"{event} hook failed or ran degraded (hooks.log: {line[:200]})")
         if event in ("user-prompt", "session-start") and not done.stdout.strip():
             raise Refused(f"{event} hook gave the agent nothing")
         return wall, len(done.stdout)
 
     def median(self, event: str, env: dict[str, str], runs: int,
-               keep: Callable[[], bool] = lambda: True) -> tuple[float, int]:
+               keep: Callable[[], bool] = lambda: True, vectors: bool = False) -> tuple[float, int]:
         """Median wall ms over `runs` after one warm-up, counting only runs where `keep()` held
         before and after; (median, runs counted)."""
         times = []
-        self.run(event, -1, env)
+        self.run(event, -1, env, vectors=vectors)
         for i in range(runs):
             ok = keep()
-            wall, _ = self.run(event, i, env)
+            wall, _ = self.run(event, i, env, vectors=vectors)
             if ok and keep():
                 times.append(wall)
         if not times:
@@ -190,9 +202,12 @@ def hook_rows(args: argparse.Namespace, tmp: Path, env: dict[str, str], base: fl
     vec = dict(env, MEMGIT_INDEX_EMBEDDER="minilm")
     if "prompt-vec" in wanted:
         rows.append(_ratio_row("prompt-vec", f"user-prompt hook, {args.hook_size} memories, MiniLM warm",
-                               lambda: store.median("user-prompt", vec, args.runs), base, "python -c pass"))
+                               lambda: store.median("user-prompt", vec, args.runs, vectors=True), base, "python -c pass"))
     if "background" in wanted:
-        rows += background_rows(store, vec, args)
+        try:
+            rows += background_rows(store, vec, args)
+        except Refused as exc:
+            rows.append(("background", "hooks while the embedding job runs", None, str(exc)))
     return rows
 
 

@@ -38,6 +38,10 @@ RUN_HOOK = (
     "import json, sys\n"
     "from memgit import hookrun\n"
     "code = hookrun.main(sys.argv[1:])\n"
+    "from memgit.index import fts\n"
+    "from memgit.memory import anchors, format\n"
+    "compiled = [f.__name__ for f in (fts._cjk, format._token_re, anchors._cjk_run) if f.cache_info().misses]\n"
+    "sys.stderr.write('\\nCOMPILED ' + json.dumps(compiled))\n"
     "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
 )
 
@@ -69,6 +73,8 @@ def run_hook(repo: Path, event: str, data: str, env: dict[str, str] | None = Non
                           capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     assert not (repo / ".git" / "memgit" / "hooks.log").exists(), (repo / ".git" / "memgit" / "hooks.log").read_text()
+    compiled = json.loads(done.stderr.split("\nCOMPILED ", 1)[1].split("\nMODULES ", 1)[0])
+    assert compiled == [], f"CJK patterns compiled for ASCII text: {compiled}"
     return done.stdout, json.loads(done.stderr.split("\nMODULES ", 1)[1])
 
 
@@ -79,6 +85,18 @@ def test_a_hook_that_recalls_imports_no_heavy_module(project: Path, event: str) 
     assert "retry handler" in out  # it did its work
     loaded = [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
     assert loaded == []
+
+
+@pytest.mark.parametrize("text", ["plain ASCII words, snake_case and a/path.py::f()", "retry 重试 策略 policy",
+                                  "한국어 텍스트 mixed", "ｶﾀｶﾅ and 𠀀 beyond the BMP", "", "   ", "__init__ -- x"])
+def test_token_counts_do_not_depend_on_the_ascii_shortcut(text: str) -> None:
+    import re
+
+    from memgit.memory.format import CJK_CLASS, count_tokens
+
+    full = sum(-(-len(m.group()) // 4) if len(m.group()) > 1 else 1
+               for m in re.finditer(rf"[^\W_{CJK_CLASS}]+|\S", text))
+    assert count_tokens(text) == full
 
 
 def git_calls(repo: Path, event: str, data: str, trace: Path) -> list[str]:
