@@ -186,7 +186,8 @@ def test_a_remember_the_repositorys_own_hook_refuses_is_a_tool_error_that_says_w
     assert "the commit was not made (policy: memory commits need a ticket)" in refused
     [kept] = (repo / ".memory").glob("the-cache-key-includes-the-locale-*.md")
     assert f"the change is written in the working tree (.memory/{kept.name})" in refused
-    assert "run 'memgit finish' to commit it once the cause is fixed, or 'memgit abandon' to undo it" in refused
+    assert "run 'memgit finish' to commit it once the cause is fixed, or 'memgit abandon' to undo it" \
+        in refused
     assert titles == ["the cache key includes the locale"]  # still serving, and the memory is not lost
 
 
@@ -195,7 +196,7 @@ def test_a_server_started_outside_a_repository_says_so_and_exits(tmp_path: Path)
 
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    started = subprocess.run([sys.executable, "-m", "memgit", "mcp"], cwd=outside, input="", capture_output=True,
-                             text=True, timeout=60, check=False)
+    started = subprocess.run([sys.executable, "-m", "memgit", "mcp"], cwd=outside, input="",
+                             capture_output=True, text=True, timeout=60, check=False)
     assert started.returncode != 0 and started.stdout == ""  # nothing on stdout: that is the protocol's
     assert f"Error: {outside} is not inside a git repository; run 'git init' first" in started.stderr
