@@ -294,3 +294,60 @@ def test_the_pre_commit_framework_runs_the_shipped_hook(tmp_path: Path, repo: Pa
     failed = try_repo()
     assert failed.returncode == 1
     assert ".memory/s.md:5: this looks like a secret" in failed.stdout
+
+
+def test_a_chained_post_rewrite_hook_gets_its_input_and_memgits_sync_still_runs(
+        tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
+    """post-rewrite is the one hook git gives input (old and new shas): the chained hook reads
+    all of it, with its argument, and memgit's sync still starts after it."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-rewrite").write_text(
+        '#!/bin/sh\n{ echo "called as $(basename "$0") $*"; cat; } '
+        '>> "$(git rev-parse --git-dir)/rewrites.log"\n')
+    (hooks / "post-rewrite").chmod(0o755)
+    githooks.install(repo_of(repo), python=str(hook_python(tmp_path)))
+    assert states(repo)["post-rewrite"] == "chained"
+    before = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "commit", "-q", "--amend", "-m", "initial, reworded")
+    after = git(repo, "rev-parse", "HEAD").strip()
+    logged = (repo / ".git" / "rewrites.log").read_text()
+    assert logged == f"called as post-rewrite amend\n{before} {after}\n"
+    runs = wait_for_hook_runs(tmp_path, 2)  # the amend's pre-commit, then post-rewrite's sync
+    assert sorted(runs) == ["exit 0", "exit 0", "start pre-commit", "start sync"]
+
+
+def test_install_over_a_chained_hook_left_in_place(repo: Path, mem: memgit.Memgit) -> None:
+    """memgit's own hook with its chained one: installing again keeps both. A foreign hook and a
+    `.memgit-chained` file already there: nothing is moved, the error says what to do."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text(FOREIGN)
+    (hooks / "pre-commit").chmod(0o755)
+    githooks.install(repo_of(repo))
+    githooks.install(repo_of(repo))
+    assert (hooks / "pre-commit.memgit-chained").read_text() == FOREIGN
+    assert states(repo)["pre-commit"] == "chained"
+
+    githooks.uninstall(repo_of(repo))
+    other = "#!/bin/sh\necho other >&2\n"
+    (hooks / "pre-commit.memgit-chained").write_text(other)
+    with pytest.raises(MemgitError, match=r"pre-commit.memgit-chained already exists; move it away"):
+        githooks.install(repo_of(repo))
+    assert (hooks / "pre-commit").read_text() == FOREIGN
+    assert (hooks / "pre-commit.memgit-chained").read_text() == other
+
+
+def test_uninstall_after_someone_replaced_memgits_hook_leaves_theirs(repo: Path, mem: memgit.Memgit) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-merge").write_text(FOREIGN)
+    (hooks / "post-merge").chmod(0o755)
+    githooks.install(repo_of(repo))
+    replacement = "#!/bin/sh\necho 'the team lint, written over memgit' >&2\n"
+    (hooks / "post-merge").write_text(replacement)
+    githooks.uninstall(repo_of(repo))
+    assert (hooks / "post-merge").read_text() == replacement  # theirs now: not removed nor overwritten
+    assert (hooks / "post-merge.memgit-chained").read_text() == FOREIGN  # not lost either
+    assert not (hooks / "pre-commit").exists() and not (hooks / "post-checkout").exists()
+    assert states(repo)["post-merge"] == "foreign"
