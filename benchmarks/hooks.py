@@ -56,14 +56,16 @@ def one(payload: str, env: dict[str, str], cwd: Path, pinned: list[str]) -> tupl
         check=False,
     )
     wall = time.perf_counter() - start
-    require(done.returncode == 0, f"the session-start hook exited {done.returncode}: {done.stderr.decode()[-300:]}")
-    require(not done.stderr, f"the session-start hook wrote to stderr: {done.stderr.decode()[-300:]}")
+    stderr = done.stderr.decode(errors="replace")[-300:]
+    require(done.returncode == 0, f"the session-start hook exited {done.returncode}: {stderr}")
+    require(not done.stderr, f"the session-start hook wrote to stderr: {stderr}")
     try:
         context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     except (ValueError, KeyError, TypeError):
         raise validity.InvalidRun(f"the session-start hook gave no context: {done.stdout[:200]!r}") from None
     # The context has a token budget: it holds some of the pinned memories, never none.
-    require(any(title in context for title in pinned), "the session-start context holds none of the pinned memories")
+    require(any(title in context for title in pinned),
+            "the session-start context holds none of the pinned memories")
     return wall, len(done.stdout)
 
 

@@ -353,8 +353,8 @@ def timed_child(cmd: list[str], env: dict[str, str], runs: int = 7, cwd: Path | 
         if i:
             times.append(ms(wall))
             rss = max(rss, peak)
-    require(not output or printed > runs // 2, f"`{' '.join(cmd[:8])}` printed nothing in {runs + 1 - printed} "
-                                               f"of {runs + 1} runs")
+    require(not output or printed > runs // 2,
+            f"`{' '.join(cmd[:8])}` printed nothing in {runs + 1 - printed} of {runs + 1} runs")
     return statistics.median(times), rss, times
 
 
@@ -480,7 +480,7 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
     if embedder != "none":  # a "with vectors" row from a run without them would be a keyword figure
         require(res["vectors_on"], f"{label}: vectors did not load ({res['vectors_reason']})")
         require(res["vectors_stored"] == st["memories"],
-                f"{label}: {res['vectors_stored']} of {st['memories']} memories have a vector after the full index")
+                f"{label}: {res['vectors_stored']} of {st['memories']} memories have a vector after a full index")
 
     # Warm up: load the model (timed: it is part of every cold call with vectors).
     t0 = time.perf_counter()
@@ -543,13 +543,13 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
     med, rss, runs = timed_child([*memgit_cmd, "-C", str(repo), "recall"], env, vary=queries[:8])
     res["cli_recall_ms"], res["cli_recall_rss_kib"], res["cli_recall_runs_ms"] = med, rss, runs
     if embedder == STANDIN:  # a plug-in on PYTHONPATH: the isolated (-I) warm server cannot import it
-        res["cli_recall_warm_skipped"] = "the stand-in embedder is a plug-in the isolated warm server cannot load"
+        res["cli_recall_warm_skipped"] = "the stand-in embedder is a plug-in the isolated server cannot load"
     elif embedder != "none" and warm_available():
         # With memgit's warm embedder server allowed: the warm-up call starts it (it exits
         # by itself after MEMGIT_WARM_IDLE seconds idle); the timed calls may use it.
         env = dict(child_env, MEMGIT_INDEX_EMBEDDER=embedder, MEMGIT_INDEX_WARM="1", MEMGIT_WARM_IDLE="60")
         _, _, out, status = run_child([*memgit_cmd, "-C", str(repo), "recall", queries[0]], env)
-        require(status == 0 and out, f"{label}: the warm-up recall exited {status} with {out} bytes of output")
+        require(status == 0 and out, f"{label}: the warm-up recall exited {status}, {out} bytes of output")
         require(warm_answers(embedder), f"{label}: the warm embedder server never answered")
         med, rss, runs = timed_child([*memgit_cmd, "-C", str(repo), "recall"], env, vary=queries[8:16])
         res["cli_recall_warm_ms"], res["cli_recall_warm_rss_kib"], res["cli_recall_warm_runs_ms"] = med, rss, runs
