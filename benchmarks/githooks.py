@@ -30,7 +30,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
 _spec = importlib.util.spec_from_file_location("memgit_bench_validity", HERE / "validity.py")
-validity = sys.modules.setdefault("memgit_bench_validity", importlib.util.module_from_spec(_spec))  # type: ignore[arg-type]
+validity = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+sys.modules["memgit_bench_validity"] = validity
 _spec.loader.exec_module(validity)  # type: ignore[union-attr]
 require = validity.require
 
@@ -48,7 +49,8 @@ def indexed_main(repo: Path) -> bool:
     which would sync the index itself)."""
     conn = sqlite3.connect(f"file:{repo / '.git' / 'memgit' / 'index.db'}?mode=ro", uri=True, timeout=30)
     try:
-        return bool(conn.execute("SELECT count(*) FROM memories WHERE title = ?", (ONLY_ON_MAIN,)).fetchone()[0])
+        found = conn.execute("SELECT count(*) FROM memories WHERE title = ?", (ONLY_ON_MAIN,)).fetchone()
+        return bool(found[0])
     finally:
         conn.close()
 
@@ -72,9 +74,9 @@ def checkouts(repo: Path, runs: int, hooked: bool) -> float:
             run(repo, "git", "checkout", "-q", branch)
             times.append((time.perf_counter() - start) * 1000)
             if hooked:
-                require(synced_to(repo, branch), f"the hooks did not sync the index after `git checkout {branch}`")
+                require(synced_to(repo, branch), f"the hooks did not sync the index after checking out {branch}")
             else:
-                require(indexed_main(repo), f"the index changed after `git checkout {branch}` without the hooks")
+                require(indexed_main(repo), f"the index changed after checking out {branch} without the hooks")
     return statistics.median(times)
 
 
@@ -105,7 +107,8 @@ def measure() -> int:
             mem.remember(f"memory {i} about the build and the deploy")
         run(repo, "git", "branch", "other")
         mem.remember(ONLY_ON_MAIN)
-        require([h.title for h in mem.recall(ONLY_ON_MAIN)][:1] == [ONLY_ON_MAIN], "recall did not find the memory")
+        found = [h.title for h in mem.recall(ONLY_ON_MAIN)]
+        require(found[:1] == [ONLY_ON_MAIN], f"recall did not find {ONLY_ON_MAIN!r}: {found}")
         mem.close()  # the index now holds main's memories
         handle = gitrepo.require(repo)
         before = checkouts(repo, args.runs, hooked=False)
