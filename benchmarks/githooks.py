@@ -74,9 +74,9 @@ def checkouts(repo: Path, runs: int, hooked: bool) -> float:
             run(repo, "git", "checkout", "-q", branch)
             times.append((time.perf_counter() - start) * 1000)
             if hooked:
-                require(synced_to(repo, branch), f"the hooks did not sync the index after checking out {branch}")
+                require(synced_to(repo, branch), f"no sync by the hooks after checking out {branch}")
             else:
-                require(indexed_main(repo), f"the index changed after checking out {branch} without the hooks")
+                require(indexed_main(repo), f"the index changed, checking out {branch} without the hooks")
     return statistics.median(times)
 
 
