@@ -431,20 +431,45 @@ def test_unwritable_index_location_falls_back_to_memory(folder: Path, tmp_path: 
     assert status["in_memory"] and status["vectors_on"] is False and "memory" in status["vectors_reason"]
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores file permissions")
+READ_ONLY_INDEX = """
+import json, sys
+from pathlib import Path
+from memgit.index.index import Index
+from memgit.store.folder import Store
+
+warnings = []
+index = Index(Path(sys.argv[1]), Store(Path(sys.argv[2])), "none", warn=warnings.append)
+index.sync()
+hits = [mid for mid, _ in index.search("readonly").channels.keyword or ()]
+print(json.dumps({"in_memory": index.in_memory, "hits": hits, "warnings": warnings}))
+"""
+
+
 def test_read_only_git_dir_falls_back_to_memory(folder: Path, tmp_path: Path) -> None:
+    """Run in a process the folder's mode refuses (as root too: see tests/unprivileged.py)."""
+    import json
+    import subprocess
+    import sys
+
+    from .unprivileged import preexec
+
+    drop = preexec()
     write(folder, "a.md", "m-a", "Readonly memory")
     git_dir = tmp_path / "ro-git"
     git_dir.mkdir()
     git_dir.chmod(0o555)
     try:
-        warnings = Warnings()
-        index = make(folder, db=git_dir / "memgit" / "index.db", warn=warnings)
-        index.sync()
-        assert index.in_memory and keyword_ids(index, "readonly") == ["m-a"]
-        assert warnings
+        done = subprocess.run([sys.executable, "-c", READ_ONLY_INDEX, str(git_dir / "memgit" / "index.db"),
+                               str(folder)], preexec_fn=drop, capture_output=True, text=True, timeout=120,
+                              check=False)
     finally:
         git_dir.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["in_memory"] is True and seen["hits"] == ["m-a"]
+    assert seen["warnings"] == [f"cannot create {git_dir / 'memgit'} (Permission denied); recalling from a fresh "
+                                "in-memory index (keywords and anchors only)"]
+    assert not (git_dir / "memgit").exists()
 
 
 def test_schema_version_and_migration_from_a_newer_index(folder: Path) -> None:
