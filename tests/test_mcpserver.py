@@ -200,3 +200,32 @@ def test_a_server_started_outside_a_repository_says_so_and_exits(tmp_path: Path)
                              capture_output=True, text=True, timeout=60, check=False)
     assert started.returncode != 0 and started.stdout == ""  # nothing on stdout: that is the protocol's
     assert f"Error: {outside} is not inside a git repository; run 'git init' first" in started.stderr
+
+
+def test_a_memory_folder_the_server_may_not_write_is_a_tool_error(repo: Path, mem: memgit.Memgit) -> None:
+    """Not memgit's error: the operating system refuses the write (the server runs as a process
+    the folder's mode refuses, as root too: see tests/unprivileged.py)."""
+    from .unprivileged import argv
+
+    command = argv([sys.executable, "-m", "memgit", "mcp"])
+    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(repo), env=dict(os.environ))
+    folder = repo / ".memory"
+    folder.chmod(0o555)
+
+    async def main() -> tuple[str, Any]:
+        async with Client(params) as client:
+            refused = error(await client.call_tool("remember", {"text": "the cache key includes the locale"}))
+            return refused, data(await client.call_tool("list_topics", {}))
+
+    try:
+        refused, topics = anyio.run(main)
+    finally:
+        folder.chmod(0o755)
+    assert refused.startswith(f"Error executing tool remember: cannot write {folder}/the-cache-key-includes-the-")
+    assert refused.endswith(".md (Permission denied); check permissions and disk space.\nThe change is kept in "
+                            "memgit's journal: run 'memgit finish' to commit it once the cause is fixed, or "
+                            "'memgit abandon' to undo it.")
+    assert topics["total"] == 0 and mem.list() == []  # the server went on; nothing half-written
+    assert __import__("subprocess").run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                                        text=True).stdout == ""
+    assert mem.status()["interrupted_change"].startswith("'memory: ")  # what the message promised

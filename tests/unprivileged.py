@@ -61,3 +61,21 @@ def preexec() -> Callable[[], None] | None:
     if why is not None:
         pytest.skip(f"running as root, and {why}")
     return _drop
+
+
+#: `python -c RUN_DROPPED ARGV...`: drops the capabilities, then runs ARGV in its place (for a
+#: child whose starter takes no `preexec_fn`, such as the MCP SDK's stdio client).
+RUN_DROPPED = (
+    "import ctypes, os, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    f"for cap in ({CAP_DAC_OVERRIDE}, {CAP_DAC_READ_SEARCH}):\n"
+    f"    if libc.prctl({PR_CAPBSET_DROP}, cap, 0, 0, 0) != 0: raise OSError(ctypes.get_errno(), 'prctl')\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def argv(command: list[str]) -> list[str]:
+    """`command`, started so that file modes refuse it (unchanged when not root)."""
+    if preexec() is None:
+        return command
+    return [sys.executable, "-c", RUN_DROPPED, *command]
