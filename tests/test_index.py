@@ -519,6 +519,26 @@ def test_fts_syntax_and_odd_queries_never_raise(filled: Index, query: str) -> No
             assert 0.0 <= strength <= 1.0
 
 
+#: Anchor-like queries wrapped in FTS syntax or punctuation: each must still find its memory,
+#: by keywords and by the exact anchor channel (archived `m-old` never comes back).
+ANCHOR_LIKE = {
+    "src/auth/login.py::Login.check": "m-login", "src/auth/login.py": "m-login", "login.py": "m-login",
+    "Login.check": "m-login", "auth/login.py:12": "m-login", "`src/auth/login.py`": "m-login",
+    "login.py::Login": "m-login", "parse_config()": "m-cfg", '"parse_config"': "m-cfg",
+    "NOT parse_config": "m-cfg", "parse_config OR tabs": "m-cfg", "title:parse_config": "m-cfg",
+    "parse_config*": "m-cfg", "(parse_config": "m-cfg", "-parse_config": "m-cfg",
+    "parse_config; DROP TABLE memories": "m-cfg",
+}
+
+
+@pytest.mark.parametrize("query", list(ANCHOR_LIKE))
+def test_anchor_like_queries_in_query_syntax_find_their_memory(filled: Index, query: str) -> None:
+    found = filled.search(query)
+    assert [m for m, _ in found.channels.keyword or ()] == [ANCHOR_LIKE[query]]
+    assert [m for m, _ in found.channels.anchor or ()] == [ANCHOR_LIKE[query]]
+    assert keyword_ids(filled, "parse_config") == ["m-cfg"]  # and the index is still whole
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=300))
 def test_any_text_is_a_safe_query(filled: Index, query: str) -> None:
