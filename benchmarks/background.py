@@ -126,7 +126,8 @@ def measure() -> int:
         make_repo(base, env)
         pull(base, env, args.n)
         reindex = run(base, env, "reindex")
-        require(not pending(base / ".git" / "memgit" / "index.db"), "`memgit reindex` left memories without a vector")
+        require(not pending(base / ".git" / "memgit" / "index.db"),
+                "`memgit reindex` left memories without a vector")
         print(f"{args.n} memories pulled, embedder {args.embedder}, {os.cpu_count()} cores, "
               f"load {os.getloadavg()[0]:.1f}")
         print(f"recall that starts the job: {recall * 1000:.0f} ms")

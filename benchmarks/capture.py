@@ -8,7 +8,8 @@ the `capture-real` set's own scorer runs this environment's `memgit capture` on 
 sessions from public repositories and its summary is printed. That is the measurement; a
 run where a session crashed or no session was scored prints no figure (exit 2).
 
-Regression fixtures next (not a measurement: the rules were written with them): every fixture in `tests/data/transcripts/` is captured into an empty store (the
+Regression fixtures next (not a measurement: the rules were written with them): every fixture
+in `tests/data/transcripts/` is captured into an empty store (the
 whole pipeline: rules, secret redaction, duplicate check) and compared with the memories a
 careful engineer would keep (`gold.json`): a candidate matches a gold memory when its kind
 agrees (`stated` is convention or preference) and its title and body contain every gold word;
@@ -52,16 +53,20 @@ def heldout(data: Path) -> None:
     validity = _validity()
     scorer = data / "capture-real" / "score.py"
     validity.require(scorer.is_file(), f"no capture-real set at {data} (no capture-real/score.py)")
-    done = subprocess.run([sys.executable, str(scorer), sys.prefix], capture_output=True, text=True, check=False)
-    validity.require(done.returncode == 0, f"the capture-real scorer exited {done.returncode}: {done.stderr[-300:]}")
+    done = subprocess.run([sys.executable, str(scorer), sys.prefix], capture_output=True, text=True,
+                          check=False)
+    validity.require(done.returncode == 0,
+                     f"the capture-real scorer exited {done.returncode}: {done.stderr[-300:]}")
     try:
         summary = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise validity.InvalidRun(f"the capture-real scorer printed no summary: {done.stdout[-300:]}") from None
+        raise validity.InvalidRun(f"the capture-real scorer printed no summary: {done.stdout[-300:]}") \
+            from None
     validity.require(summary.get("sessions"), "the capture-real scorer scored no session")
     validity.require(not summary.get("crashed"), f"capture crashed on {', '.join(summary['crashed'])}")
     o = summary["overall"]
-    print(f"held out: capture-real, {summary['sessions']} real sessions, {summary['gold_items']} labelled memories: "
+    print(f"held out: capture-real, {summary['sessions']} real sessions, "
+          f"{summary['gold_items']} labelled memories: "
           f"precision {o['precision']}, recall {o['recall']} (tp {o['tp']}, fp {o['fp']}, fn {o['fn']}); "
           f"refused {len(summary['refused'])}, leaks {sum(summary['leaks'].values())}")
     for kind, v in summary["by_gold_kind"].items():
@@ -73,7 +78,8 @@ def _validity():  # type: ignore[no-untyped-def]
 
     module = sys.modules.get("memgit_bench_validity")
     if module is None:
-        spec = importlib.util.spec_from_file_location("memgit_bench_validity", ROOT / "benchmarks" / "validity.py")
+        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
+                                                      ROOT / "benchmarks" / "validity.py")
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         sys.modules["memgit_bench_validity"] = module
         spec.loader.exec_module(module)  # type: ignore[union-attr]
@@ -147,9 +153,10 @@ def main() -> int:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=20)
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("MEMGIT_EVAL_DIR", ROOT.parent / "shared" / "eval")),
-                        help="the development sets (with capture-real/); default $MEMGIT_EVAL_DIR, else shared/eval "
-                             "beside the checkout")
+    default = Path(os.environ.get("MEMGIT_EVAL_DIR", ROOT.parent / "shared" / "eval"))
+    parser.add_argument("--data", type=Path, default=default,
+                        help="the development sets (with capture-real/); default $MEMGIT_EVAL_DIR, "
+                             "else shared/eval beside the checkout")
     args = parser.parse_args()
 
     def run() -> int:

@@ -173,7 +173,8 @@ def measure() -> int:
             times.append(time.perf_counter() - started)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-            require(done.returncode == 0, f"run {run + 1}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
+            require(done.returncode == 0,
+                    f"run {run + 1}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
             try:
                 found = json.loads(done.stdout)
             except ValueError:

@@ -57,7 +57,8 @@ def measure(repo: Path, queries: list[str], embedder: str) -> dict[str, float]:
     with memgit.open(repo, warn=lambda m: None) as mem:
         mem.reindex()
         status = mem.status()
-        require(embedder == "none" or status["vectors_on"], f"vectors did not load: {status.get('vectors_reason')}")
+        require(embedder == "none" or status["vectors_on"],
+                f"vectors did not load: {status.get('vectors_reason')}")
         for q in queries[:5]:
             mem.recall(q, record=False)
         local, found = [], 0
@@ -65,7 +66,8 @@ def measure(repo: Path, queries: list[str], embedder: str) -> dict[str, float]:
             start = time.perf_counter()
             found += bool(mem.recall(q))
             local.append((time.perf_counter() - start) * 1000)
-        require(found > len(queries) // 2, f"in-process recall found nothing for {len(queries) - found} queries")
+        require(found > len(queries) // 2,
+                f"in-process recall found nothing for {len(queries) - found} queries")
     params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(repo), env=env)
     remote: list[float] = []
     answered: list[bool] = []
@@ -82,7 +84,8 @@ def measure(repo: Path, queries: list[str], embedder: str) -> dict[str, float]:
                 answered.append(bool(result.structured_content.get("hits")))
 
     anyio.run(main)
-    require(sum(answered) > len(queries) // 2, f"the MCP recall found nothing for {answered.count(False)} queries")
+    require(sum(answered) > len(queries) // 2,
+            f"the MCP recall found nothing for {answered.count(False)} queries")
     return {"mcp_p50": statistics.median(remote), "mcp_p95": pct(remote, 0.95),
             "local_p50": statistics.median(local), "local_p95": pct(local, 0.95)}
 

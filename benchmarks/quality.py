@@ -236,7 +236,8 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
         f"({status['memories']} memories, {n_vectors} vectors, "
         f"+{report.added} ~{report.changed} -{report.removed})")
     require(embedder == "none" or vectors_on,
-            f"{name} after {after}: --embedder {embedder} but vectors are off ({status.get('vectors_reason')})")
+            f"{name} after {after}: --embedder {embedder} but vectors are off "
+            f"({status.get('vectors_reason')})")
 
     try:  # search the channels with the query exactly as recall() does
         from memgit.recall.recall import clean_query as clean

@@ -168,10 +168,11 @@ def main(argv: list[str]) -> int:
         kinds = {case.kind for case in credentials}
         lookalikes = len(cases) - len(credentials)
         if not credentials or not lookalikes:
-            print(f"secret_gate: no figure: {path.name} holds {len(credentials)} credentials and {lookalikes} "
-                  "look-alikes", file=sys.stderr)
+            print(f"secret_gate: no figure: {path.name} holds {len(credentials)} credentials and "
+                  f"{lookalikes} look-alikes", file=sys.stderr)
             return 2
-        role = "tuned on: a regression fixture, not a measurement" if path == CORPUS else "held out, never tuned on"
+        role = ("tuned on: a regression fixture, not a measurement" if path == CORPUS
+                else "held out, never tuned on")
         print(f"\n{path.name} ({role}): {len(credentials)} credentials of {len(kinds)} kinds, "
               f"{lookalikes} look-alikes")
         print(f"{'option':<34} {'caught':>14} {'false alarms':>14}")

@@ -480,7 +480,8 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
     if embedder != "none":  # a "with vectors" row from a run without them would be a keyword figure
         require(res["vectors_on"], f"{label}: vectors did not load ({res['vectors_reason']})")
         require(res["vectors_stored"] == st["memories"],
-                f"{label}: {res['vectors_stored']} of {st['memories']} memories have a vector after a full index")
+                f"{label}: {res['vectors_stored']} of {st['memories']} memories have a vector "
+                "after a full index")
 
     # Warm up: load the model (timed: it is part of every cold call with vectors).
     t0 = time.perf_counter()

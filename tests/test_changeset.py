@@ -60,7 +60,8 @@ def _kill(proc: subprocess.Popen[str]) -> None:
     would make the test prove nothing."""
     proc.kill()
     proc.wait()
-    assert proc.returncode == -signal.SIGKILL, f"the import was not running when killed (exit {proc.returncode})"
+    assert proc.returncode == -signal.SIGKILL, \
+        f"the import was not running when killed (exit {proc.returncode})"
 
 
 def _journal(repo: Path) -> Path:

@@ -467,8 +467,8 @@ def test_read_only_git_dir_falls_back_to_memory(folder: Path, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen["in_memory"] is True and seen["hits"] == ["m-a"]
-    assert seen["warnings"] == [f"cannot create {git_dir / 'memgit'} (Permission denied); recalling from a fresh "
-                                "in-memory index (keywords and anchors only)"]
+    assert seen["warnings"] == [f"cannot create {git_dir / 'memgit'} (Permission denied); recalling from "
+                                "a fresh in-memory index (keywords and anchors only)"]
     assert not (git_dir / "memgit").exists()
 
 

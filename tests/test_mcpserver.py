@@ -221,10 +221,10 @@ def test_a_memory_folder_the_server_may_not_write_is_a_tool_error(repo: Path, me
         refused, topics = anyio.run(main)
     finally:
         folder.chmod(0o755)
-    assert refused.startswith(f"Error executing tool remember: cannot write {folder}/the-cache-key-includes-the-")
-    assert refused.endswith(".md (Permission denied); check permissions and disk space.\nThe change is kept in "
-                            "memgit's journal: run 'memgit finish' to commit it once the cause is fixed, or "
-                            "'memgit abandon' to undo it.")
+    assert refused.startswith(f"Error executing tool remember: cannot write {folder}/the-cache-key-")
+    assert refused.endswith(".md (Permission denied); check permissions and disk space.\nThe change is "
+                            "kept in memgit's journal: run 'memgit finish' to commit it once the cause is "
+                            "fixed, or 'memgit abandon' to undo it.")
     assert topics["total"] == 0 and mem.list() == []  # the server went on; nothing half-written
     assert __import__("subprocess").run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
                                         text=True).stdout == ""

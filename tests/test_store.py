@@ -322,7 +322,8 @@ def test_writes_refused_during_a_merge(mem, repo: Path) -> None:  # type: ignore
     git(repo, "switch", "-q", "main")
     (repo / "README.md").write_text("our project\n")
     git(repo, "commit", "-q", "-am", "ours")
-    merging = subprocess.run(["git", "merge", "theirs"], cwd=repo, capture_output=True, text=True, check=False)
+    merging = subprocess.run(["git", "merge", "theirs"], cwd=repo, capture_output=True, text=True,
+                             check=False)
     assert merging.returncode == 1 and "CONFLICT (content)" in merging.stdout
     assert (repo / ".git" / "MERGE_HEAD").exists()
     before = log(repo)

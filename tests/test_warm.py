@@ -21,7 +21,8 @@ def test_no_server_means_none_at_once() -> None:
             "blob = warm.query_vector('minilm', 'anything', 'minilm-l6-int8@1.0.0/128'); "
             "print(json.dumps([blob, sorted(m for m in ('onnxruntime', 'tokenizers', 'numpy', "
             "'memgit.index.embedders') if m in sys.modules)]))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          check=True)
     assert json.loads(done.stdout) == [None, []]
 
 
