@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memgit.index.index import Index, SyncReport
     from memgit.recall.hit import Hit
     from memgit.recall.inject import Injection
+    from memgit.reflect.proposals import Progress
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
 
@@ -481,17 +482,18 @@ class Memgit:
         include_archived: bool = False,
         record: bool = True,
         session: str | None = None,
+        at: str | None = None,
     ) -> builtins.list["Hit"]:
         """The memories that best answer `query`, best first.
 
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
-        `session` leaves out what memgit already gave that agent session.
+        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof).
         """
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.recall(self.workspace, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
                           budget_tokens=budget_tokens, include_archived=include_archived,
-                          known=self._known(session), record=record)
+                          known=self._known(session), record=record, at=at)
 
     def inject(
         self,
@@ -503,6 +505,7 @@ class Memgit:
         budget: int | None = None,
         min_score: float | None = None,
         record: bool = True,
+        at: str | None = None,
     ) -> "Injection":
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
@@ -510,7 +513,7 @@ class Memgit:
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.inject(self.workspace, query, task_id=task_id, kinds=kinds, k=k, budget=budget,
-                          min_score=min_score, record=record)
+                          min_score=min_score, record=record, at=at)
 
     def fit(self, hits: Sequence["Hit"], budget: int) -> "Injection":
         """The best of `hits` that fit in `budget` tokens, and why none did (no header)."""
@@ -569,24 +572,33 @@ class Memgit:
         return index.rebuild(progress=progress)
 
     def reflect(self, *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
-                split: bool = False, branch: str | None = None, now: datetime | None = None) -> "Outcome":
+                split: bool = False, branch: str | None = None, now: datetime | None = None,
+                progress: "Progress | None" = None) -> "Outcome":
         """Proposals that keep memory healthy (merge duplicates, archive superseded and stale
         memories, fix renamed anchors, pin what is used), each with its reason and evidence.
 
         Changes nothing unless `apply` (one commit; `split`: one per proposal) or `branch`
         (commits on a new branch from HEAD; the working tree is left alone). `only` and
         `exclude` narrow it to kinds of proposal (`memgit.reflect.reflect.CATEGORIES`) and memories.
-        """
+        `progress(stage, done, total)` is told each stage as it starts (for a progress bar)."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.reflect(self.workspace, only=only, exclude=exclude, apply=apply, split=split, branch=branch,
-                              now=now)
+                              now=now, progress=progress)
 
     def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
         """Record that a recalled memory was used, ignored or wrong (local, never committed)."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.feedback(self.workspace, ref, verdict, session)
+
+    def pair_feedback(self, a: str, b: str, *, duplicate: bool) -> tuple[Memory, ...]:
+        """Two memories are different (`distinct` in both) or, with `duplicate`, one (merged): a commit."""
+        from memgit.reflect import decisions  # only this verb needs it: a cold recall stays light
+
+        if duplicate:
+            return decisions.mark_duplicate(self.workspace, a, b)
+        return decisions.mark_distinct(self.workspace, a, b)
 
     def stats(self, *, since: str | None = None) -> dict[str, Any]:
         """Hit rate, freshness, repeat-explanation rate and counts by kind, source and status."""

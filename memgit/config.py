@@ -7,7 +7,8 @@ A setting has a section and a key (`[recall] k`). Sources, the later winning:
    read from it; a setting that names code or a command is *not* (see `CODE_SETTINGS`): an
    embedder plug-in (`module:attr`, `onnx:PATH` outside the repository), `[capture]
    command` or `[capture] llm_command`. Checking out a branch to review it must not run the branch's code, as git never
-   clones hooks or `core.*` commands. Such a setting is ignored with a warning (once per
+   clones hooks or `core.*` commands. Nor is `[review] branch` (see `MACHINE_SETTINGS`): a
+   branch must not name itself the reviewed one. Such a setting is ignored with a warning (once per
    process) that says where to set it instead, and `memgit lint` reports it.
 2. the user's own file, `$XDG_CONFIG_HOME/memgit/config.toml` (`~/.config/memgit/config.toml`).
 3. the clone's git config (never cloned): `git config memgit.<section>.<key> VALUE`, a `-`
@@ -16,6 +17,10 @@ A setting has a section and a key (`[recall] k`). Sources, the later winning:
    `MEMGIT_INDEX_EMBEDDER=none`.
 
 Sources 2-4 are the user's machine, so any setting is honoured from them.
+
+A committed value memgit cannot use (not TOML, the wrong type, out of range) is set aside the
+same way, with the default in its place: a typo on a branch must not stop memgit for everyone
+who checks it out. A mistake in the user's own sources is an error, theirs to fix at once.
 """
 
 from __future__ import annotations
@@ -84,6 +89,10 @@ DEFAULT_TOML = """\
 # pin_sessions = 3          # pin a memory marked used in this many sessions
 # unpin_days = 90           # unpin a pinned memory not used or recalled for this many days
 
+[mcp]
+# max_bytes = 60000         # the most JSON one answer of 'memgit mcp' holds; past it the answer is
+#                           # cut and says so ('reflect' pages within it: ask for the next page)
+
 [capture]
 # "none" turns off the session-end capture. The command that replaces memgit's own
 # ('command = ...') is read only from your machine (MEMGIT_CAPTURE_COMMAND, git config
@@ -101,6 +110,8 @@ DEFAULT_TOML = """\
 
 #: Settings that name code or a command: honoured only from the user's machine.
 CODE_SETTINGS = ("index_embedder", "capture_command", "capture_llm_command")
+#: Settings a branch must not choose for the reader: which branch counts as reviewed.
+MACHINE_SETTINGS = ("review_branch",)
 #: Values of those settings that run nothing.
 _OFF = ("", "none", "off", "false")
 
@@ -137,11 +148,13 @@ class Config:
     reflect_churn_share: float = 0.5
     reflect_pin_sessions: int = 3
     reflect_unpin_days: int = 90
+    mcp_max_bytes: int = 60_000
     capture_command: str = ""
     capture_llm_command: str = ""
     capture_llm_timeout: int = 120
     rules_budget: int = 1500
     rules_min_confidence: float = 0.6
+    review_branch: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     ignored: tuple[str, ...] = field(default=(), compare=False)
 
@@ -158,12 +171,13 @@ class Ignored:
     key: str
     value: Any
     why: str  # "imports Python code", "runs a command", ...
+    because: str = "a branch must not run code on your machine"
 
     def message(self) -> str:
         env = f"MEMGIT_{self.section}_{self.key}".upper()
         git_name = f"memgit.{self.section}.{self.key.replace('_', '-')}"
         return (f"[{self.section}] {self.key} = {_show(self.value)} {self.why}, so memgit ignores it in the "
-                f"committed config (a branch must not run code on your machine); set it on your machine "
+                f"committed config ({self.because}); set it on your machine "
                 f"instead: {env}, 'git config {git_name} ...' in this clone, or {_display(user_file())}")
 
 
@@ -190,13 +204,21 @@ def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None, *,
         ignored.append(("", f"{os.path.relpath(path, base)} is a link to a file outside the repository; "
                             "memgit reads no settings from it: make it a plain file"))
     elif path is not None and base is not None and path.is_file():
-        for section, key, value in _read(path):
+        rel = os.path.relpath(path, base)
+        try:
+            committed = _read(path)
+        except MemgitError as exc:
+            # A branch must not stop memgit working for everyone who checks it out: the file
+            # is set aside, said once, and reported by `memgit lint`.
+            committed = []
+            ignored.append(("", f"{exc}; memgit uses the default settings until then"))
+        for section, key, value in committed:
             name = f"{section}_{key}"
             trusted = _trusted(name, value, base)
             if trusted is None:
                 raw[name] = (value, f"{path} [{section}] {key}")
             elif isinstance(trusted, Ignored):
-                ignored.append((name, f"{os.path.relpath(path, base)}: {trusted.message()}"))
+                ignored.append((name, f"{rel}: {trusted.message()}"))
             else:
                 raw[name] = (trusted, f"{path} [{section}] {key}")
     mine = user_file(environ)
@@ -215,34 +237,51 @@ def load(memory_dir: Path | None, environ: Mapping[str, str] | None = None, *,
             raw[name] = (environ[env_name], f"${env_name}")
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    limits = {name: (low, high) for name, low, high in _RANGES}
     for name, (value, where) in raw.items():
         if name not in known:
             extra[name] = value  # a later version's setting: keep, don't fail
             continue
-        values[name] = _coerce(value, type(getattr(Config(), name)), where)
-    for name, low, high in _RANGES:
-        value = values.get(name)
-        if value is not None and not (low <= value <= high):
-            where = raw[name][1]
-            raise MemgitError(f"{where}: {value!r} is out of range; use a number from {low} to {high:g}")
+        try:
+            values[name] = _checked(_coerce(value, type(getattr(Config(), name)), where), where,
+                                    limits.get(name))
+        except MemgitError as exc:
+            if path is None or not where.startswith(f"{path} "):
+                raise  # the user's own setting: theirs to fix, now
+            # A committed value memgit cannot use: the default, and a warning, not a dead tool.
+            ignored.append(("", f"{exc}; memgit uses the default ({_show(getattr(Config(), name))})"))
     # Set on the user's machine too: the user has chosen, the committed value is moot.
     unset = tuple(message for name, message in ignored if name not in raw)
     return Config(**values, extra=extra, ignored=unset)
 
 
-def committed_code(memory_dir: Path, root: Path | None = None) -> list[tuple[int, str]]:
-    """(line, warning) of each setting of `<memory_dir>/config.toml` that names code and is
-    therefore ignored — what `memgit lint` reports."""
+def committed_problems(memory_dir: Path, root: Path | None = None) -> list[tuple[int, str]]:
+    """(line, warning) of each setting of `<memory_dir>/config.toml` that memgit does not honour:
+    one that names code, a value of the wrong type or out of range, or the whole file when it
+    is not valid TOML — what `memgit lint` reports."""
     path = memory_dir / CONFIG_NAME
     if not path.is_file():
         return []
     base = root if root is not None else memory_dir.parent
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    try:
+        settings = _read(path)
+    except MemgitError as exc:
+        return [(1, f"{exc}; memgit uses the default settings until then")]
+    known = {f.name: type(getattr(Config(), f.name)) for f in fields(Config) if f.name not in ("extra", "ignored")}
+    limits = {name: (low, high) for name, low, high in _RANGES}
     found = []
-    for section, key, value in _read(path):
-        trusted = _trusted(f"{section}_{key}", value, base)
+    for section, key, value in settings:
+        name = f"{section}_{key}"
+        trusted = _trusted(name, value, base)
         if isinstance(trusted, Ignored):
             found.append((_line_of(lines, section, key), trusted.message()))
+        elif trusted is None and name in known:
+            try:
+                _checked(_coerce(value, known[name], f"[{section}] {key}"), f"[{section}] {key}", limits.get(name))
+            except MemgitError as exc:
+                found.append((_line_of(lines, section, key),
+                              f"{exc}; memgit uses the default ({_show(getattr(Config(), name))})"))
     return found
 
 
@@ -284,9 +323,12 @@ def _read(path: Path) -> Iterable[tuple[str, str, Any]]:
 def _trusted(name: str, value: Any, root: Path) -> Ignored | str | None:
     """For a committed setting: None when it names no code, an `Ignored` when it does, or the
     value to use instead (a committed `onnx:` model inside the repository, made absolute)."""
+    section, key = name.split("_", 1)
+    if name in MACHINE_SETTINGS:
+        return Ignored(section, key, value, "chooses which memories count as reviewed",
+                       "a branch must not vouch for its own memories")
     if name not in CODE_SETTINGS:
         return None
-    section, key = name.split("_", 1)
     text = str(value).strip()
     if text.lower() in _OFF:
         return None
@@ -342,7 +384,14 @@ _RANGES = (
     ("capture_llm_timeout", 1, 3600),
     ("rules_budget", 200, 100_000),
     ("rules_min_confidence", 0.0, 1.0),
+    ("mcp_max_bytes", 2_000, 100_000_000),
 )
+
+
+def _checked(value: Any, where: str, limits: tuple[float, float] | None) -> Any:
+    if limits is not None and not (limits[0] <= value <= limits[1]):
+        raise MemgitError(f"{where}: {value!r} is out of range; use a number from {limits[0]} to {limits[1]:g}")
+    return value
 
 
 def _coerce(value: Any, kind: type, where: str) -> Any:

@@ -195,6 +195,34 @@ def test_short_rules_in_a_row_are_one_list(tmp_path: Path) -> None:
     assert said(tmp_path, text) == ["Do NOT add webpack; Do NOT add babel; Do NOT add jest"]
 
 
+def test_a_rule_said_again_later_with_more_is_one_rule(tmp_path: Path) -> None:
+    # People repeat their standing limits in each new request, adding to them as they go: one
+    # memory that grows, not a second one that half-repeats the first.
+    path = claude(tmp_path, [
+        ("user", "Add the export page.\n\nDo NOT:\n- start the dev server\n- expose secrets\n"),
+        ("assistant", "Added the export page."),
+        ("user", "Now the import page.\n\nIMPORTANT:\n- do NOT expose the service role key\n"
+                 "- do NOT start the dev server\n"),
+        ("assistant", "Added the import page."),
+    ])
+    found = [c for c in extract(transcripts.read(path)) if c.kind in ("convention", "preference")]
+    assert [c.title for c in found] == ["Do NOT start the dev server; Do NOT expose secrets"]
+    assert "service role key" in found[0].body
+    assert found[0].evidence == (1, 3)
+
+
+def test_rules_of_one_list_that_share_words_stay_apart(tmp_path: Path) -> None:
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(
+        "# aider chat started at 2026-03-02 10:00:00\n\n"
+        "#### add these conventions to STYLE.md  \n"
+        "#### Bullet lists use the - marker with one space after the marker.  \n"
+        "#### Numbered lists pad the marker with spaces after it to four characters.  \n\n"
+        "Added both conventions to STYLE.md.\n", encoding="utf-8")
+    assert rules(path) == ["Bullet lists use the - marker with one space after the marker",
+                           "Numbered lists pad the marker with spaces after it to four characters"]
+
+
 # -- what the person did not write --------------------------------------------------------------
 
 def test_what_tools_put_into_the_users_turn_is_not_read(tmp_path: Path) -> None:

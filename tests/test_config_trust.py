@@ -6,6 +6,7 @@ the current folder at the repository root, where a committed module would be imp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -211,3 +212,31 @@ def test_a_committed_config_that_links_outside_the_repository_is_not_read(repo: 
     assert len([line for line in done.stdout.splitlines() if " m-" in line]) == 2  # k = 5, not the link's 1
     assert ("memgit: .memory/config.toml is a link to a file outside the repository; memgit reads no "
             "settings from it: make it a plain file") in done.stderr
+
+
+def test_a_committed_config_memgit_cannot_use_stops_nothing(repo: Path, mem: memgit.Memgit) -> None:
+    # A teammate's branch with a typo in config.toml must not stop memgit for everyone who
+    # checks it out: the value is set aside with a warning, and lint names the line.
+    mem.remember("deploys run from tools/deploy.sh")
+    commit_config(repo, '[recall]\nk = "many"\nmin_score = 7\n')
+    found = subprocess.run([sys.executable, "-m", "memgit", "recall", "deploys"], cwd=repo,
+                           capture_output=True, text=True)
+    assert found.returncode == 0 and "deploys run from tools/deploy.sh" in found.stdout
+    assert "[recall] k: expected int, got 'many'; memgit uses the default (5)" in found.stderr
+    lint = CliRunner().invoke(cli, ["-C", str(repo), "lint", "--json"])
+    assert lint.exit_code == 1
+    assert [(p["line"], p["message"]) for p in json.loads(lint.stdout)] == [
+        (2, "[recall] k: expected int, got 'many'; memgit uses the default (5)"),
+        (3, "[recall] min_score: 7.0 is out of range; use a number from 0.0 to 1; memgit uses the default (0.25)"),
+    ]
+    commit_config(repo, "[recall\nk = 3\n")
+    found = subprocess.run([sys.executable, "-m", "memgit", "recall", "deploys"], cwd=repo,
+                           capture_output=True, text=True)
+    assert found.returncode == 0 and "deploys run from tools/deploy.sh" in found.stdout
+    assert "invalid TOML" in found.stderr and "memgit uses the default settings until then" in found.stderr
+    lint = CliRunner().invoke(cli, ["-C", str(repo), "lint", "--json"])
+    assert [p["line"] for p in json.loads(lint.stdout)] == [1]
+    # The user's own settings stay strict: a mistake there is theirs to fix, now.
+    bad = subprocess.run([sys.executable, "-m", "memgit", "recall", "deploys"], cwd=repo,
+                         capture_output=True, text=True, env={**os.environ, "MEMGIT_RECALL_K": "0"})
+    assert bad.returncode == 1 and "$MEMGIT_RECALL_K: 0 is out of range" in bad.stderr

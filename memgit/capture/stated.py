@@ -148,6 +148,8 @@ _REMEMBER_PREFIX = re.compile(
     r"|(?:my )?(?:dude|bro|mate|buddy)|important|critical|reminder|ps"
     r"|one more thing|remember(?: that)?|keep in mind(?: that)?|note that|no|nope|actually|wrong)[,:;!.\s]+)+"
     r"|^(?:记住|记得)[：:，,\s]*", re.IGNORECASE)
+JOINED_CHARS = 600  # a rule said again grows up to this; past it, a rule that long is a document
+
 _COMMON = {"the", "and", "not", "don", "dont", "never", "always", "please", "you", "for", "with", "this", "that"}
 _REASON = re.compile(r"(?:because|since|the |it |that |this |因为|这样)", re.IGNORECASE)
 _TEAM = re.compile(r"\b(?:we|our|us|this (?:repo|project|codebase)|the team)\b|我们|项目|统一|一律",
@@ -182,9 +184,18 @@ def stated(events: Sequence[Event]) -> list[Candidate]:
             continue  # another agent's instructions, someone else's words
         for unit, reason in _rules(message, _reply(events, i)):
             words = _words(unit.text)
-            if not any(_restates(words, earlier) for earlier in said):
-                said.append(words)
-                out.append(_candidate(event, unit, reason))
+            if any(_restates(words, earlier) for earlier in said):
+                continue
+            # Only a later message says a rule again: items of one list are rules of their own.
+            joined = next((n for n, earlier in enumerate(said)
+                           if out[n].evidence[0] < event.line and _adds_to(words, earlier)), None)
+            if joined is not None and len(out[joined].body) + len(unit.text) <= JOINED_CHARS:
+                # Said again with a new clause: one rule, grown, not a second memory of it.
+                out[joined] = _joined(out[joined], _candidate(event, unit, reason))
+                said[joined] = said[joined] | words
+                continue
+            said.append(words)
+            out.append(_candidate(event, unit, reason))
     return out
 
 
@@ -197,6 +208,28 @@ def _restates(words: set[str], earlier: set[str]) -> bool:
     """Whether a rule is mostly one the person said earlier in the session, in other words."""
     shared = len(words & earlier)
     return shared >= 4 and shared >= 0.6 * len(words)
+
+
+def _adds_to(words: set[str], earlier: set[str]) -> bool:
+    """Whether a rule is about the same thing as an earlier one, adding to it: "do not start
+    the dev server; do not expose secrets", later "do not expose the service role key; do not
+    start the dev server". Most of the shorter one's words are in the other."""
+    shared = len(words & earlier)
+    return shared >= 3 and shared >= 0.4 * min(len(words), len(earlier))
+
+
+def _joined(first: Candidate, later: Candidate) -> Candidate:
+    """`first` with what `later` adds: its clauses not already said, its lines and files."""
+    have = _words(first.body)
+    new = [c.strip() for c in re.split(r"(?<=[.;!])\s+", later.body) if c.strip()]
+    added = [c for c in new if not _words(c) <= have]
+    gap = " " if first.body.rstrip()[-1:] in ".;!?" else "; "
+    body = first.body if not added else f"{first.body.rstrip()}{gap}{' '.join(added)}"
+    kind = "convention" if "convention" in (first.kind, later.kind) else first.kind
+    files = first.files + tuple(f for f in later.files if f not in first.files)
+    return Candidate(kind, first.title, body, first.source, first.confidence,
+                     tuple(sorted(set(first.evidence + later.evidence))), files, first.symbols,
+                     first.tags, first.notes)
 
 
 def _reply(events: Sequence[Event], i: int) -> str:

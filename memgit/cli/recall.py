@@ -23,11 +23,13 @@ from memgit.errors import MemgitError
 @click.option("--explain", is_flag=True,
               help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
 @click.option("--session", metavar="ID", help="Leave out memories memgit already gave this agent session.")
+@click.option("--at", "at", metavar="REV",
+              help="Answer from the memories as they were at this commit, tag or branch (keywords and anchors).")
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
            min_score: float | None, budget: int | None, output: str, include_archived: bool, explain: bool,
-           session: str | None, as_json: bool) -> None:
+           session: str | None, as_json: bool, at: str | None) -> None:
     """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
     if query == "-":
         query = sys.stdin.read()
@@ -36,14 +38,15 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     output = "json" if as_json else output
     mem = open_memgit(ctx)
     if output == "markdown":
-        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score)
+        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score,
+                           at=at)
         if given.text:
             click.echo(given.text, nl=False)
         if given.reason:
             click.echo(given.reason, err=True)
         return
     hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
-                      include_archived=include_archived, session=session)
+                      include_archived=include_archived, session=session, at=at)
     reason = "nothing relevant found"
     if budget is not None:
         fitted = mem.fit(hits, budget)
@@ -51,9 +54,12 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     if output == "json":
         echo_json([hit.to_dict() for hit in hits])
     else:
+        from memgit.recall.inject import trust_note  # only when hits are printed: `memgit --help` stays light
+
         for hit in hits:
             click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
-            click.echo(f"      {hit.path}" + (f"  ({hit.scope} scope)" if hit.scope != "project" else ""))
+            click.echo(f"      {hit.path}" + (f"  ({hit.scope} scope)" if hit.scope != "project" else "")
+                       + trust_note(hit))
             if explain:
                 channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
                 click.echo(f"      relevance {hit.relevance:.2f}  {channels or 'precise match'}")
@@ -63,16 +69,38 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
 
 @click.command()
 @click.argument("ref")
+@click.argument("other", required=False)
 @click.option("--used", "verdict", flag_value="used", help="The memory helped.")
 @click.option("--ignored", "verdict", flag_value="ignored", help="It was recalled but not needed.")
-@click.option("--wrong", "verdict", flag_value="wrong", help="It was wrong or misleading.")
+@click.option("--wrong", "verdict", flag_value="wrong",
+              help="It was wrong or misleading (reflect then lowers its confidence for review).")
+@click.option("--not-duplicate", "verdict", flag_value="not-duplicate",
+              help="REF and OTHER are different memories: reflect never proposes merging them "
+                   "(written in both files, committed).")
+@click.option("--duplicate", "verdict", flag_value="duplicate",
+              help="REF and OTHER are one memory: merge them now (committed).")
 @click.option("--session", metavar="ID", help="The agent session (default $MEMGIT_SESSION, else today).")
 @click.pass_context
-def feedback(ctx: click.Context, ref: str, verdict: str | None, session: str | None) -> None:
-    """Record whether a recalled memory was used, ignored or wrong (kept locally, never committed)."""
+def feedback(ctx: click.Context, ref: str, other: str | None, verdict: str | None, session: str | None) -> None:
+    """Record whether a recalled memory was used, ignored or wrong (kept locally, never
+    committed), or whether two memories are duplicates (kept in the repository)."""
     if verdict is None:
-        raise MemgitError("say how the memory did: --used, --ignored or --wrong")
-    record = open_memgit(ctx).feedback(ref, verdict, session=session)
+        raise MemgitError("say how the memory did: --used, --ignored or --wrong (or, for two memories, "
+                          "--not-duplicate or --duplicate)")
+    pair = verdict in ("not-duplicate", "duplicate")
+    if pair and other is None:
+        raise MemgitError(f"--{verdict} is about two memories: memgit feedback A B --{verdict}")
+    if not pair and other is not None:
+        raise MemgitError(f"--{verdict} is about one memory; only --not-duplicate and --duplicate take two")
+    mem = open_memgit(ctx)
+    if other is not None:
+        changed = mem.pair_feedback(ref, other, duplicate=verdict == "duplicate")
+        if verdict == "duplicate":
+            click.echo(f"merged into {changed[0].id}: {changed[0].title}")
+        else:
+            click.echo(f"{changed[0].id} and {changed[1].id} are different: reflect will not propose merging them")
+        return
+    record = mem.feedback(ref, verdict, session=session)
     click.echo(f"{record['id']} {record['verdict']}")
 
 

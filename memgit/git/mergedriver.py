@@ -8,8 +8,8 @@ conflict is left for a person.
 
 Front-matter merges field by field (docs/format.md, "Merging"):
 
-- `updated`: the later; lists (`tags`, `files`, `symbols`, `supersedes`): the union, less the
-  items one side removed;
+- `updated`: the later; lists (`tags`, `files`, `symbols`, `supersedes`, `distinct`): the
+  union, less the items one side removed;
 - `confidence` with `source`: if only one side changed them, that side; if both did, the
   stronger source (user > static > inferred), then the higher confidence;
 - `status`: when the sides differ, the side that changed it: a forget (active -> archived) is a
@@ -34,8 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from memgit.memory import distinct, lenient, trust
 from memgit.memory import format as fmt
-from memgit.memory import lenient, trust
 from memgit.memory.format import Memory
 from memgit.memory.lenient import conflict_lines
 from memgit.memory.patch import patch
@@ -148,6 +148,12 @@ def merge_memories(base: Memory | None, ours: Memory, theirs: Memory, notes: lis
             notes.append(f"{path}: {note}")
     extra: dict[str, Any] = {}
     for key in dict.fromkeys([*ours.extra, *theirs.extra]):
+        if key == distinct.FIELD:  # a "these are different" from either side stands
+            listed = _union(distinct.listed((base.extra if base else {}).get(key)),
+                            distinct.listed(ours.extra.get(key)), distinct.listed(theirs.extra.get(key)))
+            if listed:
+                extra[key] = list(listed)
+            continue
         value, note = _three_way(key, (base.extra if base else {}).get(key), ours.extra.get(key),
                                  theirs.extra.get(key), later_is_theirs)
         if note:

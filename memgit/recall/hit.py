@@ -7,6 +7,20 @@ from typing import Any, Mapping
 
 from memgit.memory.format import Memory
 
+#: What `Review.state` says about a memory, compared with the default branch's copy.
+REVIEW_STATES = ("reviewed", "changed", "unreviewed")
+
+
+@dataclass(frozen=True)
+class Review:
+    """Whether a person has merged a memory (`memgit.recall.provenance`): `state` is
+    "reviewed" (the default branch `branch` holds it as recalled), "changed" (it holds
+    another version: edited here since) or "unreviewed" (only this branch has it, or no
+    commit yet)."""
+
+    state: str
+    branch: str
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -24,6 +38,7 @@ class Hit:
     path: str
     memory: Memory = field(compare=False)
     scope: str = "project"
+    review: Review | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
@@ -38,4 +53,13 @@ class Hit:
             "path": self.path,
             "scope": self.scope,
             "memory": memory,
+            "trust": trust(self),
         }
+
+
+def trust(hit: Hit) -> dict[str, Any]:
+    """Who wrote a hit's memory (its `source`: user, static, or inferred, an agent's) and
+    whether it was reviewed ("unknown" with no default branch to compare with)."""
+    review = hit.review
+    return {"source": hit.memory.source, "review": review.state if review else "unknown",
+            "branch": review.branch if review else None}

@@ -32,8 +32,10 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
+from memgit.memory import distinct
 from memgit.memory.anchors import extract_anchors, normalize_anchor
 from memgit.memory.format import Memory
+from memgit.reflect.opposites import opposed
 
 #: Neighbours kept per memory from the word index.
 NEIGHBOURS = 8
@@ -129,8 +131,13 @@ class Detector:
         vectors: Mapping[str, Sequence[float]] | None = None,
         *,
         threshold: float | None = None,
+        different: Iterable[tuple[str, str]] = (),
     ) -> None:
         self.memories = {m.id: m for m in memories}
+        #: Pairs a person said are different beyond the memories' own `distinct` (a revert).
+        self.different = {frozenset(pair) for pair in different}
+        #: Pairs left out of `duplicates()` and why, for reflect's notes.
+        self.vetoed: list[tuple[Pair, str]] = []
         self.vectors = {mid: _unit(v) for mid, v in (vectors or {}).items() if mid in self.memories}
         if threshold is None:
             threshold = THRESHOLD if self.vectors else THRESHOLD_WORDS_ONLY
@@ -268,6 +275,14 @@ class Detector:
             self._scored = out
         return out
 
+    def veto(self, a: str, b: str) -> str | None:
+        """Why two memories may not be merged however alike they read: a person said they are
+        different (`distinct`, or a revert of the merge), or they say opposite things."""
+        ma, mb = self.memories[a], self.memories[b]
+        if distinct.said(ma, mb) or frozenset((a, b)) in self.different:
+            return "a person said they are different"
+        return opposed(ma, mb)
+
     def reverts(self, a: str, b: str) -> bool:
         """One of the two says it reverts something and the other does not."""
         ma, mb = self.memories[a], self.memories[b]
@@ -288,11 +303,18 @@ class Detector:
                     second[mid] = p.score
         taken: set[str] = set()
         out: list[Pair] = []
+        self.vetoed = []
         for p in scored:
             if p.score < first[p.a] or p.score < first[p.b]:
                 continue  # one of them has a closer note: this pair is merely related
             margin = min(p.score - second.get(p.a, 0.0), p.score - second.get(p.b, 0.0))
             if p.score + margin < limit or p.a in taken or p.b in taken:
+                continue
+            # A pair that must not merge still counts as each one's closest note above, so a
+            # "no" or an opposite removes this one merge and changes no other.
+            why = self.veto(p.a, p.b)
+            if why is not None:
+                self.vetoed.append((p, why))
                 continue
             taken.update((p.a, p.b))
             out.append(self.explain(replace(p, margin=margin)))
@@ -309,6 +331,23 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 def rank(memory: Memory) -> tuple[int, float, str]:
     """Which of two memories to trust: source (user > static > inferred), confidence, newer."""
     return (_SOURCE_RANK.get(memory.source, 0), memory.confidence, memory.updated or memory.created or "")
+
+
+#: Kinds from the strongest: what the team committed to (a decision, a convention, a stated
+#: preference) binds more than what was learnt (a lesson, a skill), which binds more than a
+#: description (a fact, a summary); a checkpoint is a task's passing state. A merge keeps the
+#: stronger of the two, so merging a restated decision into a fact does not demote it. Kinds
+#: not listed (a project's own) rank with facts.
+KIND_STRENGTH = ("decision", "convention", "preference", "lesson", "skill", "fact", "summary", "checkpoint")
+
+
+def stronger_kind(a: str, b: str) -> str:
+    """The stronger of two kinds (`KIND_STRENGTH`); `a` on a tie."""
+    def strength(kind: str) -> int:
+        order = KIND_STRENGTH.index(kind if kind in KIND_STRENGTH else "fact")
+        return len(KIND_STRENGTH) - order
+
+    return b if strength(b) > strength(a) else a
 
 
 def sentences(text: str) -> list[str]:
@@ -331,7 +370,8 @@ def unique_sentences(base: Memory, other: Memory, *, covered: float = 0.75) -> l
 
 def merge(base: Memory, other: Memory, *, updated: str) -> Memory:
     """`base` with what only `other` says added: its unique sentences (as a paragraph),
-    files, symbols and tags, and `other` (and what it superseded) in `supersedes`."""
+    files, symbols, tags and `distinct` ids, the stronger kind of the two, and `other` (and
+    what it superseded) in `supersedes`."""
     extra = unique_sentences(base, other)
     body = base.body.rstrip()
     if extra:
@@ -342,9 +382,19 @@ def merge(base: Memory, other: Memory, *, updated: str) -> Memory:
         return tuple(dict.fromkeys((*a, *b)))
 
     supersedes = union(base.supersedes, (other.id, *other.supersedes))
+    kept_extra = dict(base.extra)
+    different = [i for i in union(tuple(distinct.listed(base.extra.get(distinct.FIELD))),
+                                  tuple(distinct.listed(other.extra.get(distinct.FIELD))))
+                 if i not in (base.id, other.id)]
+    if different:
+        kept_extra[distinct.FIELD] = different
+    else:
+        kept_extra.pop(distinct.FIELD, None)
     return replace(
         base,
         body=body,
+        kind=stronger_kind(base.kind, other.kind),
+        extra=kept_extra,
         files=union(base.files, other.files),
         symbols=union(base.symbols, other.symbols),
         tags=union(base.tags, other.tags),

@@ -1,7 +1,9 @@
 """A memory's life by its use: eviction and promotion, two of `memgit reflect`'s steps.
 
 Eviction archives what nobody needs: low-confidence memories not recalled for a while,
-checkpoints past their time, and the least recalled checkpoints beyond a limit. Promotion
+checkpoints past their time, and the least recalled checkpoints beyond a limit. Before it,
+a memory marked wrong (`memgit feedback ID --wrong`) more often than used since its last
+update gets its confidence lowered and `needs_review`. Promotion
 pins memories marked used in many sessions and unpins pinned ones left unused. The
 thresholds are the `[reflect]` settings; the usage comes from the local logs
 (`memgit.recall.usage`) and is quoted in each proposal's evidence.
@@ -9,6 +11,7 @@ thresholds are the `[reflect]` settings; the usage comes from the local logs
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from memgit.memory.format import Memory
@@ -38,9 +41,42 @@ class Lifecycle:
     def age_days(self, memory: Memory) -> float | None:
         raise NotImplementedError
 
+    # -- what feedback says ----------------------------------------------------------------------
+
+    def marked_wrong(self, memory: Memory) -> int:
+        """How many more times `memgit feedback ID --wrong` than `--used` was said of the memory
+        since its last update (the local feedback log; 0 when used as often)."""
+        if not hasattr(self, "_verdicts"):
+            self._verdicts: dict[str, list[tuple[datetime, str]]] = {}
+            for when, mid, verdict in self.i.usage.feedback_events:
+                self._verdicts.setdefault(mid, []).append((when, verdict))
+        since = parse_time(memory.updated or memory.created)
+        score = sum(1 if verdict == "wrong" else -1 if verdict == "used" else 0
+                    for when, verdict in self._verdicts.get(memory.id, ()) if since is None or when >= since)
+        return max(0, score)
+
+    def wrong(self) -> None:
+        """A memory marked wrong: lower its confidence and flag it for a person."""
+        drop = self.i.config.reflect_stale_confidence_drop
+        for memory in sorted(self.active(), key=lambda m: m.id):
+            times = self.marked_wrong(memory)
+            if not times or memory.extra.get("needs_review") is True or not self.editable(memory):
+                continue
+            confidence = round(max(0.0, memory.confidence - drop), 2)
+            change = self.edit(memory, confidence=confidence, needs_review=True)
+            self.add(Proposal(
+                "review-feedback", "eviction", (memory.id,),
+                f'flag "{_short(memory.title)}" for review and lower its confidence '
+                f"{memory.confidence:g} -> {confidence:g}",
+                "it was marked wrong (memgit feedback --wrong) more often than used since its last update",
+                (f"marked wrong {times} time(s) more than used since {_day(memory)} (local feedback)",),
+                (change,),
+            ))
+
     # -- 4. eviction ---------------------------------------------------------------------------
 
     def eviction(self) -> None:
+        self.wrong()
         c = self.i.config
         checkpoints: list[Memory] = []
         for memory in sorted(self.active(), key=lambda m: m.id):

@@ -21,6 +21,11 @@ from memgit.memory.format import Memory
 from memgit.recall.usage import Usage
 
 
+#: Where a reflect run is, for a progress bar: the stage starting (`"duplicates"`), how many
+#: stages are done, how many there are. Reflect reports through it and never prints.
+Progress = Callable[[str, int, int], None]
+
+
 @dataclass
 class Inputs:
     """What reflect reads: memories with their file texts, problems, vectors, usage, git."""
@@ -36,6 +41,10 @@ class Inputs:
     renames: Sequence[tuple[str, str, str]] = ()  # (old, new, when), oldest first
     churn: Sequence[tuple[str, str, Mapping[str, int]]] = ()  # (sha, when, {path: lines}), oldest first
     prefix: str = ".memory/"
+    #: Merges reflect made that `git revert` undid: (a, b, the reflect commit, the revert).
+    reverted: Sequence[tuple[str, str, str, str]] = ()
+    #: A sentence for the notes when some memories have no vector yet (None: all have one).
+    unembedded: str | None = None
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from memgit.errors import MemgitError
+from memgit.memory import distinct, lenient, trust
 from memgit.memory import format as fmt
-from memgit.memory import lenient, trust
 from memgit.memory.anchors import extract_anchors
 from memgit.memory.format import Memory
 from memgit.memory.patch import patch
@@ -38,7 +38,7 @@ from memgit.recall.usage import days_between, parse_time
 from memgit.reflect.anchorcheck import Checker, Finding, churned, looks_like_path
 from memgit.reflect.duplicates import Detector, merge, rank
 from memgit.reflect.lifecycle import Lifecycle
-from memgit.reflect.proposals import FileChange, Inputs, Proposal, Reflection
+from memgit.reflect.proposals import FileChange, Inputs, Progress, Proposal, Reflection
 from memgit.reflect.supersession import find
 
 CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "hygiene")
@@ -47,12 +47,19 @@ CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "
 # -- the engine --------------------------------------------------------------------------------
 
 
-def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] = ()) -> Reflection:
-    """Every proposal for the store described by `inputs`; see the module docstring."""
+def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] = (),
+            progress: Progress | None = None) -> Reflection:
+    """Every proposal for the store described by `inputs`; see the module docstring. Each
+    step is reported to `progress` as it starts (and "done" at the end)."""
     unknown = sorted(set(only) - set(CATEGORIES))
     if unknown:
         raise MemgitError(f"unknown kind of proposal {unknown[0]!r}; use {', '.join(CATEGORIES)}")
-    return _Engine(inputs, set(only) or set(CATEGORIES), set(exclude)).run()
+    return _Engine(inputs, set(only) or set(CATEGORIES), set(exclude)).run(progress)
+
+
+def steps(only: Sequence[str]) -> int:
+    """How many steps `propose` runs for `only`: what a progress bar counts."""
+    return len(set(only) & set(CATEGORIES) or set(CATEGORIES))
 
 
 class _Engine(Lifecycle):
@@ -151,7 +158,7 @@ class _Engine(Lifecycle):
 
     # -- run -----------------------------------------------------------------------------------
 
-    def run(self) -> Reflection:
+    def run(self, progress: Progress | None = None) -> Reflection:
         steps = (
             ("duplicates", self.duplicates),
             ("supersessions", self.supersessions),
@@ -161,9 +168,13 @@ class _Engine(Lifecycle):
             ("hygiene", self.hygiene),
         )
         self.detector: Detector | None = None
-        for name, step in steps:
-            if name in self.only:
-                step()
+        chosen = [(name, step) for name, step in steps if name in self.only]
+        for done, (name, step) in enumerate(chosen):
+            if progress is not None:
+                progress(name, done, len(chosen))
+            step()
+        if progress is not None:
+            progress("done", len(chosen), len(chosen))
         return Reflection(
             tuple(self.proposals),
             tuple(dict.fromkeys(self.problems)),
@@ -176,25 +187,26 @@ class _Engine(Lifecycle):
         if self.detector is None:
             active = self.active()
             vectors = {k: v for k, v in self.i.vectors.items() if k in self.state}
-            self.detector = Detector(active, vectors)
+            self.detector = Detector(active, vectors, different=[(a, b) for a, b, _, _ in self.i.reverted])
             missing = sum(1 for m in active if m.id not in vectors)
-            if missing:
-                self.notes.append(
-                    f"{missing} of {len(active)} memories have no meaning vector yet "
-                    "(`memgit reindex` embeds them); they were compared by their words"
-                )
+            if missing and self.i.unembedded is not None:
+                self.notes.append(f"{missing} of {len(active)} memories {self.i.unembedded}")
         return self.detector
 
     # -- 1. duplicates -----------------------------------------------------------------------
 
     def duplicates(self) -> None:
-        for pair in self._detector().duplicates():
+        self.reverted_merges()
+        detector = self._detector()
+        for pair in detector.duplicates():
             a, b = self.state.get(pair.a), self.state.get(pair.b)
             if a is None or b is None or not a.active or not b.active:
                 continue
             if not self.editable(a, b):
                 continue
-            base, other = (a, b) if rank(a) >= rank(b) else (b, a)
+            # The one to keep: not marked wrong over one that is, then the more trusted.
+            keep_a = (not self.marked_wrong(a), rank(a)) >= (not self.marked_wrong(b), rank(b))
+            base, other = (a, b) if keep_a else (b, a)
             base, other = self.state[base.id], self.state[other.id]
             changes = (self._write(base, merge(base, other, updated=self.stamp)), self.delete(other))
             why = (
@@ -213,6 +225,37 @@ class _Engine(Lifecycle):
                     changes,
                 )
             )
+
+        vetoed = [(p, why) for p, why in detector.vetoed if why != "a person said they are different"]
+        if vetoed:
+            shown = "; ".join(f"`{p.a}` and `{p.b}` ({why})" for p, why in vetoed[:3])
+            more = f" and {len(vetoed) - 3} more" if len(vetoed) > 3 else ""
+            self.notes.append(f"{len(vetoed)} pair(s) alike in words were not merged because they say "
+                              f"different things: {shown}{more}; 'memgit feedback A B --duplicate' merges "
+                              "a pair that is one memory after all")
+
+    def reverted_merges(self) -> None:
+        """A merge reflect made that a revert undid: propose writing `distinct` into both
+        memories, so the "no" holds where the revert is not in history (a shallow clone)."""
+        seen: set[frozenset[str]] = set()
+        for a_id, b_id, merged_in, reverted_by in self.i.reverted:
+            a, b = self.state.get(a_id), self.state.get(b_id)
+            if a is None or b is None or frozenset((a_id, b_id)) in seen:
+                continue
+            seen.add(frozenset((a_id, b_id)))
+            missing = [(m, o) for m, o in ((a, b), (b, a)) if o.id not in distinct.ids(m)]
+            if not missing or not self.editable(*(m for m, _ in missing)):
+                continue
+            changes = tuple(self.edit(m, **{distinct.FIELD: distinct.added(self.state[m.id], o.id)})
+                            for m, o in missing)
+            self.add(Proposal(
+                "distinct", "duplicates", (a.id, b.id),
+                f'remember that "{_short(a.title)}" and "{_short(b.title)}" are different',
+                "a person reverted reflect's merge of the two; `distinct` in both files keeps reflect "
+                "from proposing it again in every clone",
+                (f"reflect commit {merged_in[:10]} merged them; commit {reverted_by[:10]} reverted it",),
+                changes,
+            ))
 
     # -- 2. supersessions ----------------------------------------------------------------------
 

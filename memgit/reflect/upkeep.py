@@ -26,8 +26,15 @@ from memgit.memory.format import Memory
 from memgit.recall import lookup
 from memgit.recall import usage as usage_mod
 from memgit.recall.usage import parse_time
+from memgit.reflect import decisions
 from memgit.reflect.duplicates import Detector
-from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose
+from memgit.reflect.proposals import Progress
+from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose, steps
+
+#: Reflect embeds up to this many memories without a vector before comparing (~35 ms each
+#: with MiniLM, so at most ~10 s once); past that it leaves them to the background job and
+#: compares those by their words meanwhile.
+EMBED_INLINE_MAX = 300
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,7 @@ def gather(ws: Workspace, now: datetime, *, anchors: bool = True) -> Inputs:
     """Everything reflect reads, from the index (kept in step first) and the git dir."""
     ws.require_store()
     index = ws.index
-    index.sync(embed="none")  # reflect uses the vectors there are; `memgit reindex` makes the rest
+    unembedded = _embed(ws)
     memories = [m for m, _ in index.all_memories()]
 
     def read_index() -> tuple[list[str], dict[str, list[float]]]:
@@ -83,7 +90,31 @@ def gather(ws: Workspace, now: datetime, *, anchors: bool = True) -> Inputs:
         renames=gitrepo.renames(repo) if repo is not None and anchors else (),
         churn=gitrepo.churn(repo, _oldest(memories)) if repo is not None and anchors else (),
         prefix=ws.path_prefix(),
+        reverted=[(r.a, r.b, r.merged_in, r.reverted_by) for r in decisions.reverted_merges(repo)],
+        unembedded=unembedded,
     )
+
+
+def _embed(ws: Workspace) -> str | None:
+    """Bring the index in step and embed what is pending, so that fresh memories are compared
+    by meaning too and the result does not depend on whose clone runs reflect: all of them
+    when there are at most `EMBED_INLINE_MAX`, else the background job's share so far.
+    Returns what the notes say of memories still without a vector."""
+    index = ws.index
+    index.sync(embed="none")
+    if not index.vectors_on:
+        return None  # no vectors at all (embedder = "none", no sqlite-vec): words for everyone
+    pending = index.db.guard(index.vectors.pending)
+    if pending == 0:
+        return None
+    if pending <= EMBED_INLINE_MAX:
+        index.sync(embed="all")
+        return ("have no meaning vector (the embedder failed; see `memgit status`); "
+                "they were compared by words only")
+    index.sync(embed="auto")  # starts the background job
+    return (f"have no meaning vector yet ({pending} were pending, more than reflect embeds itself, "
+            f"{EMBED_INLINE_MAX}: the background job or `memgit reindex` embeds them); "
+            "they were compared by words only")
 
 
 def reflect(
@@ -95,18 +126,29 @@ def reflect(
     split: bool = False,
     branch: str | None = None,
     now: datetime | None = None,
+    progress: Progress | None = None,
 ) -> Outcome:
-    """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`."""
+    """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`.
+    `progress` is told each stage as it starts: reading the store, then each step of reflect."""
     now = now or usage_mod.utc_now()
     excluded = _resolve(ws, exclude)
+
+    def run() -> Reflection:
+        total = steps(only) + 1
+        if progress is not None:
+            progress("reading the store", 0, total)
+        inputs = gather(ws, now, anchors=_wants_anchors(only))
+        told = None if progress is None else (lambda stage, done, _: progress(stage, done + 1, total))
+        return propose(inputs, only=only, exclude=excluded, progress=told)
+
     if not apply and branch is None:
-        return Outcome(propose(gather(ws, now, anchors=_wants_anchors(only)), only=only, exclude=excluded))
+        return Outcome(run())
     repo = ws.writer.repo()
     # Under the write lock, which first finishes a change a killed command left behind
     # (so its files do not count as uncommitted work).
     with ws.writer.writing():
         _refuse_dirty(ws, repo)
-        reflection = propose(gather(ws, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
+        reflection = run()
         commits = _commits(reflection, split)
         if branch is not None:
             shas = (
@@ -174,14 +216,22 @@ def _commits(reflection: Reflection, split: bool) -> list[tuple[str, dict[str, s
     if split:
         return [
             (
-                f"memory: reflect: {p.kind} {p.what}"[:200] + "\n\n" + _describe([p]),
+                f"memory: reflect: {p.kind} {p.what}"[:200] + "\n\n" + _describe([p]) + _trailers([p]),
                 {c.path: c.text for c in p.changes},
             )
             for p in actionable
         ]
     return [
-        (f"memory: reflect ({len(actionable)} change(s))\n\n" + _describe(actionable), reflection.changes)
+        (f"memory: reflect ({len(actionable)} change(s))\n\n" + _describe(actionable) + _trailers(actionable),
+         reflection.changes)
     ]
+
+
+def _trailers(proposals: Sequence[Proposal]) -> str:
+    """A `Memgit-Merged: KEPT REMOVED` line per merge (all of them, however many the message
+    describes), so that a revert of the commit can be read as "these are different"."""
+    merged = [p.ids for p in proposals if p.kind == "merge" and len(p.ids) == 2]
+    return "".join(f"\n{decisions.TRAILER}: {a} {b}" for a, b in merged) + ("\n" if merged else "")
 
 
 #: A commit message describes this many proposals, then counts the rest: a message of every

@@ -8,7 +8,7 @@ code, which memgit ignores there (`memgit.config`).
 
 from __future__ import annotations
 
-from memgit.config import CONFIG_NAME, committed_code
+from memgit.config import CONFIG_NAME, committed_problems
 from memgit.git import repo as gitrepo
 from memgit.git.gate import lint_files
 from memgit.memory import format as fmt
@@ -46,7 +46,7 @@ def lint(store: Store, writer: Writer, *, fix: bool = False, commit: bool = True
         fixed = set(to_fix) & set(loaded.copies)
         problems = [p for p in problems if p.path not in fixed or not p.message.startswith("duplicate id")]
     repo = writer.repository
-    for line, message in committed_code(store.root, repo.root if repo is not None else None):
+    for line, message in committed_problems(store.root, repo.root if repo is not None else None):
         problems.append(Problem(CONFIG_NAME, line, message))
     problems.extend(uncommitted(writer, {m.path for m in loaded.memories} | {p.path for p in problems}))
     # Every file under the folder is pushed, not only memories: config.toml, notes.txt, README.md.

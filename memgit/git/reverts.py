@@ -1,0 +1,62 @@
+"""Reverts in a repository's history: which commits `git revert` undid, and what they said.
+
+`git revert` writes "This reverts commit <sha>." in the body of the commit it makes; that
+line is how a revert is found (its subject can be edited). A revert that was itself reverted
+no longer stands, so what it reverted counts as kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memgit.git import runner
+from memgit.git.repo import Repo
+
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
+
+
+def reverted(repo: Repo) -> list[tuple[str, str, str]]:
+    """`(revert sha, reverted sha, the reverted commit's message)` for every revert in HEAD's
+    history that stands, oldest first. A reverted commit git does not have (a shallow clone)
+    is left out."""
+    log = runner.run(["log", "--reverse", "--format=%x1e%H%x1f%B", "--grep=This reverts commit",
+                      "--fixed-strings"], repo.root)
+    if log.returncode != 0:
+        return []
+    undone: dict[str, str] = {}  # revert sha -> the sha it reverts
+    for record in log.stdout.split("\x1e")[1:]:
+        sha, _, body = record.partition("\x1f")
+        for target in _REVERTS.findall(body):
+            undone[sha.strip()] = target
+    targets = set(undone.values())
+
+    def itself_reverted(sha: str) -> bool:
+        return any(sha.startswith(t) for t in targets)
+
+    standing = {revert: target for revert, target in undone.items() if not itself_reverted(revert)}
+    messages = _messages(repo, sorted(set(standing.values())))
+    out = []
+    for revert, target in standing.items():
+        found = next(((full, text) for full, text in messages.items() if full.startswith(target)), None)
+        if found is not None:
+            out.append((revert, found[0], found[1]))
+    return out
+
+
+def _messages(repo: Repo, shas: list[str]) -> dict[str, str]:
+    """Full sha -> message of these commits (one git process; one each when some is missing)."""
+    if not shas:
+        return {}
+    out: dict[str, str] = {}
+    for group in ([shas], [[sha] for sha in shas]):
+        for batch in group:
+            shown = runner.run(["log", "--no-walk=unsorted", "--format=%x1e%H%x1f%B", *batch, "--"],
+                               repo.root)
+            if shown.returncode != 0:
+                continue
+            for record in shown.stdout.split("\x1e")[1:]:
+                full, _, message = record.partition("\x1f")
+                out[full.strip()] = message
+        if out:
+            break
+    return out
