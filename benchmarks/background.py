@@ -31,11 +31,38 @@ import time
 from pathlib import Path
 
 
-def run(cwd: Path, env: dict[str, str], *args: str) -> float:
+def _validity():  # type: ignore[no-untyped-def]
+    """benchmarks/validity.py, loaded by path once."""
+    import importlib.util
+
+    module = sys.modules.get("memgit_bench_validity")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
+                                                      Path(__file__).resolve().parent / "validity.py")
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["memgit_bench_validity"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+validity = _validity()
+require = validity.require
+
+
+def run(cwd: Path, env: dict[str, str], *args: str, said: str = "") -> float:
+    """Seconds `memgit ARGS` took; it must exit 0 (and say `said` on stderr)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "memgit", *args], cwd=cwd, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    done = subprocess.run([sys.executable, "-m", "memgit", *args], cwd=cwd, env=env, check=False,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    took = time.perf_counter() - started
+    require(done.returncode == 0, f"memgit {' '.join(args)} exited {done.returncode}: {done.stderr[-300:]}")
+    require(said in done.stderr, f"memgit {' '.join(args)} did not say {said!r}: {done.stderr[-300:]}")
+    return took
+
+
+def vectors(db: Path) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
 
 
 def pending(db: Path) -> int:
@@ -65,10 +92,15 @@ def pull(root: Path, env: dict[str, str], n: int) -> None:
     subprocess.run(["git", "commit", "-q", "-m", "pull"], cwd=root, env=env, check=True)
 
 
-def main() -> None:
+def main() -> int:
+    return validity.refuse_on_invalid(measure, "background")
+
+
+def measure() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="seconds the catch-up may take")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="memgit-bg-"))
     env = {**os.environ, "MEMGIT_INDEX_EMBEDDER": args.embedder, "MEMGIT_INDEX_WARM": "0",
@@ -80,15 +112,22 @@ def main() -> None:
         pull(repo, env, args.n)
         db = repo / ".git" / "memgit" / "index.db"
         started = time.perf_counter()
-        recall = run(repo, env, "recall", "how long are cached entries kept?")
+        # The recall must hand the embedding to a background job, and the job must finish it.
+        recall = run(repo, env, "recall", "how long are cached entries kept?", said="in the background")
+        deadline = time.monotonic() + args.timeout
         while pending(db):
+            require(time.monotonic() < deadline, f"{pending(db)} memories still without a vector after "
+                                                 f"{args.timeout:.0f} s: the background job did not finish")
             time.sleep(0.2)
         catch_up = time.perf_counter() - started
+        require(vectors(db) >= args.n, f"{vectors(db)} vectors stored for {args.n} pulled memories")
 
         base = tmp / "fg"
         make_repo(base, env)
         pull(base, env, args.n)
         reindex = run(base, env, "reindex")
+        require(not pending(base / ".git" / "memgit" / "index.db"),
+                "`memgit reindex` left memories without a vector")
         print(f"{args.n} memories pulled, embedder {args.embedder}, {os.cpu_count()} cores, "
               f"load {os.getloadavg()[0]:.1f}")
         print(f"recall that starts the job: {recall * 1000:.0f} ms")
@@ -96,7 +135,8 @@ def main() -> None:
         print(f"baseline `memgit reindex`:  {reindex:.1f} s  (catch-up / reindex = {catch_up / reindex:.2f})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

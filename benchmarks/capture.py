@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """How well and how fast `memgit capture` extracts memories from session transcripts.
 
-    python benchmarks/capture.py [--mb 20]
+    python benchmarks/capture.py [--mb 20] [--data DIR]
 
-Quality: every fixture in `tests/data/transcripts/` is captured into an empty store (the
+Held-out quality first: with `--data` (the development sets' folder, or $MEMGIT_EVAL_DIR),
+the `capture-real` set's own scorer runs this environment's `memgit capture` on 19 real
+sessions from public repositories and its summary is printed. That is the measurement; a
+run where a session crashed or no session was scored prints no figure (exit 2).
+
+Regression fixtures next (not a measurement: the rules were written with them): every fixture
+in `tests/data/transcripts/` is captured into an empty store (the
 whole pipeline: rules, secret redaction, duplicate check) and compared with the memories a
 careful engineer would keep (`gold.json`): a candidate matches a gold memory when its kind
 agrees (`stated` is convention or preference) and its title and body contain every gold word;
@@ -42,7 +48,46 @@ def kind_class(kind: str) -> str:
     return "stated" if kind in ("convention", "preference") else kind
 
 
+def heldout(data: Path) -> None:
+    """The capture-real set, scored by its own score.py (its last line is a JSON summary)."""
+    validity = _validity()
+    scorer = data / "capture-real" / "score.py"
+    validity.require(scorer.is_file(), f"no capture-real set at {data} (no capture-real/score.py)")
+    done = subprocess.run([sys.executable, str(scorer), sys.prefix], capture_output=True, text=True,
+                          check=False)
+    validity.require(done.returncode == 0,
+                     f"the capture-real scorer exited {done.returncode}: {done.stderr[-300:]}")
+    try:
+        summary = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise validity.InvalidRun(f"the capture-real scorer printed no summary: {done.stdout[-300:]}") \
+            from None
+    validity.require(summary.get("sessions"), "the capture-real scorer scored no session")
+    validity.require(not summary.get("crashed"), f"capture crashed on {', '.join(summary['crashed'])}")
+    o = summary["overall"]
+    print(f"held out: capture-real, {summary['sessions']} real sessions, "
+          f"{summary['gold_items']} labelled memories: "
+          f"precision {o['precision']}, recall {o['recall']} (tp {o['tp']}, fp {o['fp']}, fn {o['fn']}); "
+          f"refused {len(summary['refused'])}, leaks {sum(summary['leaks'].values())}")
+    for kind, v in summary["by_gold_kind"].items():
+        print(f"  recall {kind:11} {v['found']}/{v['gold']}")
+
+
+def _validity():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    module = sys.modules.get("memgit_bench_validity")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
+                                                      ROOT / "benchmarks" / "validity.py")
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["memgit_bench_validity"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def quality() -> None:
+    print("regression fixtures (tests/data/transcripts, written with the rules: not a measurement)")
     gold = json.loads((DATA / "gold.json").read_text())
     found_by, kept_by, gold_by, matched_by = Counter(), Counter(), Counter(), Counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,9 +148,25 @@ def speed(megabytes: int) -> None:
           f"read + extract {total:.2f}s, {len(found)} candidates, peak RSS {peak:.0f} MB")
 
 
-if __name__ == "__main__":
+def main() -> int:
+    import os
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=20)
+    default = Path(os.environ.get("MEMGIT_EVAL_DIR", ROOT.parent / "shared" / "eval"))
+    parser.add_argument("--data", type=Path, default=default,
+                        help="the development sets (with capture-real/); default $MEMGIT_EVAL_DIR, "
+                             "else shared/eval beside the checkout")
     args = parser.parse_args()
-    quality()
-    speed(args.mb)
+
+    def run() -> int:
+        heldout(args.data)
+        quality()
+        speed(args.mb)
+        return 0
+
+    return _validity().refuse_on_invalid(run, "capture")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

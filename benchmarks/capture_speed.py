@@ -35,6 +35,24 @@ SESSION = "5f0c7a1e-bench-4d2b-9c1a-capture00001"
 FILES = [f"src/pkg/module_{n}.py" for n in range(40)] + [f"tests/test_module_{n}.py" for n in range(20)]
 
 
+def _validity():  # type: ignore[no-untyped-def]
+    """benchmarks/validity.py, loaded by path once."""
+    import importlib.util
+
+    module = sys.modules.get("memgit_bench_validity")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
+                                                      Path(__file__).resolve().parent / "validity.py")
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["memgit_bench_validity"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+validity = _validity()
+require = validity.require
+
+
 def record(kind: str, uuid: int, message: dict, **extra: object) -> str:
     out = {"type": kind, "uuid": f"u-{uuid}", "parentUuid": f"u-{uuid - 1}", "sessionId": SESSION,
            "cwd": "/work/project", "timestamp": f"2026-11-30T10:{uuid // 3600 % 60:02d}:{uuid % 60:02d}Z",
@@ -122,7 +140,11 @@ def transcript(path: Path, megabytes: float) -> tuple[int, int]:
     return size, lines
 
 
-def main() -> None:
+def main() -> int:
+    return validity.refuse_on_invalid(measure, "capture_speed")
+
+
+def measure() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=20.0, help="transcript size in MB (default 20)")
     parser.add_argument("--runs", type=int, default=3, help="captures to time (default 3)")
@@ -151,17 +173,21 @@ def main() -> None:
             times.append(time.perf_counter() - started)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-            if done.returncode != 0:
-                print(f"run {run + 1}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
-                continue
-            found = json.loads(done.stdout)
+            require(done.returncode == 0,
+                    f"run {run + 1}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
+            try:
+                found = json.loads(done.stdout)
+            except ValueError:
+                raise validity.InvalidRun(f"run {run + 1}: capture --json printed no JSON") from None
+            require(found.get("candidates"), f"run {run + 1}: capture found nothing in the transcript")
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(c["kind"] for c in found["candidates"]).items()))
             print(f"run {run + 1}: {times[-1]:.2f} s ({cpus[-1]:.2f} s of CPU), {len(found['candidates'])} "
                   f"candidates ({kinds or 'none'}), {len(found['dropped'])} left out")
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
         print(f"capture --json: best {min(times):.2f} s, median {sorted(times)[len(times) // 2]:.2f} s, "
               f"CPU best {min(cpus):.2f} s, peak RSS {peak:.0f} MB (target: <= 2 s, <= 200 MB)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

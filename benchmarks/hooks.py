@@ -38,9 +38,14 @@ _spec = importlib.util.spec_from_file_location("speed", HERE / "speed.py")
 speed = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(speed)  # type: ignore[union-attr]
 Generator, git, make_repo = speed.Generator, speed.git, speed.make_repo
+validity = speed.validity
+require = validity.require
 
 
-def one(payload: str, env: dict[str, str], cwd: Path) -> tuple[float, int]:
+def one(payload: str, env: dict[str, str], cwd: Path, pinned: list[str]) -> tuple[float, int]:
+    """One hook run: wall seconds and bytes of output. A hook fails open (exit 0, nothing said),
+    so a broken one would time fast: the run counts only if it exited 0, said nothing on
+    stderr and gave the session pinned memories."""
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "memgit.hookrun", "claude", "session-start"],
@@ -50,10 +55,21 @@ def one(payload: str, env: dict[str, str], cwd: Path) -> tuple[float, int]:
         capture_output=True,
         check=False,
     )
-    return time.perf_counter() - start, len(done.stdout)
+    wall = time.perf_counter() - start
+    stderr = done.stderr.decode(errors="replace")[-300:]
+    require(done.returncode == 0, f"the session-start hook exited {done.returncode}: {stderr}")
+    require(not done.stderr, f"the session-start hook wrote to stderr: {stderr}")
+    try:
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        raise validity.InvalidRun(f"the session-start hook gave no context: {done.stdout[:200]!r}") from None
+    # The context has a token budget: it holds some of the pinned memories, never none.
+    require(any(title in context for title in pinned),
+            "the session-start context holds none of the pinned memories")
+    return wall, len(done.stdout)
 
 
-def measure(repo: Path, env: dict[str, str], runs: int) -> tuple[float, int]:
+def measure(repo: Path, env: dict[str, str], runs: int, pinned: list[str]) -> tuple[float, int]:
     times, size = [], 0
     for i in range(runs + 1):
         payload = json.dumps(
@@ -65,13 +81,17 @@ def measure(repo: Path, env: dict[str, str], runs: int) -> tuple[float, int]:
                 "source": "startup",
             }
         )
-        wall, size = one(payload, env, repo)
+        wall, size = one(payload, env, repo, pinned)
         if i:
             times.append(wall * 1000)
     return statistics.median(times), size
 
 
 def main() -> int:
+    return validity.refuse_on_invalid(measure_all, "hooks")
+
+
+def measure_all() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=15)
@@ -82,9 +102,11 @@ def main() -> int:
         gen = Generator(args.size)
         memories = [gen.memory(i) for i in range(args.size)]
         names = make_repo(repo, args.size, memories)
+        pinned = []
         for m in memories[:10]:  # the generator's files have no `pinned`: add it by hand
             path = repo / ".memory" / names[m["id"]]
             path.write_text(path.read_text().replace("\n---\n", "\npinned: true\n---\n", 1))
+            pinned.append(m["title"])
         git(repo, "commit", "-q", "-am", "pin 10 memories")
         git(repo, "checkout", "-q", "-b", "fix/session-timeout-retry")
         (repo / "src").mkdir()
@@ -106,8 +128,15 @@ def main() -> int:
             import memgit
 
             os.environ["MEMGIT_INDEX_EMBEDDER"] = mode
-            memgit.open(repo, warn=lambda message: None).reindex()  # the index exists, as after any call
-            median, size = measure(repo, run_env, args.runs)
+            mem = memgit.open(repo, warn=lambda message: None)
+            mem.reindex()  # the index exists, as after any call
+            if mode != "none":
+                status = mem.status()
+                require(status["vectors_on"], f"vectors did not load: {status.get('vectors_reason')}")
+            mem.close()
+            median, size = measure(repo, run_env, args.runs, pinned)
+            if mode != "none":  # the warm-up run started the warm embedder; the label says it was used
+                require(speed.warm_answers(mode), "the warm embedder server never answered")
             label = "keywords only" if mode == "none" else "MiniLM, warm embedder"
             target = 150 if mode == "none" else 300
             print(

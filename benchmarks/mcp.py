@@ -34,6 +34,7 @@ speed = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 sys.modules["speed"] = speed
 _spec.loader.exec_module(speed)  # type: ignore[union-attr]
 STANDIN, Generator, make_repo = speed.STANDIN, speed.Generator, speed.make_repo
+validity, require = speed.validity, speed.require
 PLUGINS = Path(tempfile.mkdtemp(prefix="memgit-bench-"))
 shutil.copy(BENCH / "standin_embedder.py", PLUGINS)
 sys.path.insert(0, str(PLUGINS))
@@ -55,15 +56,21 @@ def measure(repo: Path, queries: list[str], embedder: str) -> dict[str, float]:
     os.environ.update({k: env[k] for k in ("MEMGIT_INDEX_EMBEDDER", "MEMGIT_INDEX_WARM", "MEMGIT_INDEX_BACKGROUND")})
     with memgit.open(repo, warn=lambda m: None) as mem:
         mem.reindex()
+        status = mem.status()
+        require(embedder == "none" or status["vectors_on"],
+                f"vectors did not load: {status.get('vectors_reason')}")
         for q in queries[:5]:
             mem.recall(q, record=False)
-        local = []
+        local, found = [], 0
         for q in queries:
             start = time.perf_counter()
-            mem.recall(q)
+            found += bool(mem.recall(q))
             local.append((time.perf_counter() - start) * 1000)
+        require(found > len(queries) // 2,
+                f"in-process recall found nothing for {len(queries) - found} queries")
     params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(repo), env=env)
     remote: list[float] = []
+    answered: list[bool] = []
 
     async def main() -> None:
         async with Client(params) as client:
@@ -73,14 +80,21 @@ def measure(repo: Path, queries: list[str], embedder: str) -> dict[str, float]:
                 start = time.perf_counter()
                 result = await client.call_tool("recall", {"query": q})
                 remote.append((time.perf_counter() - start) * 1000)
-                assert not result.is_error, result.content
+                require(not result.is_error, f"the MCP recall failed: {result.content}")
+                answered.append(bool(result.structured_content.get("hits")))
 
     anyio.run(main)
+    require(sum(answered) > len(queries) // 2,
+            f"the MCP recall found nothing for {answered.count(False)} queries")
     return {"mcp_p50": statistics.median(remote), "mcp_p95": pct(remote, 0.95),
             "local_p50": statistics.median(local), "local_p95": pct(local, 0.95)}
 
 
-def main() -> None:
+def main() -> int:
+    return validity.refuse_on_invalid(measure_all, "mcp")
+
+
+def measure_all() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=60)
@@ -102,7 +116,8 @@ def main() -> None:
             r = measure(repo, queries, "none" if mode == "none" else STANDIN)
             print(f"{mode:<10} {r['mcp_p50']:>8.1f} {r['mcp_p95']:>8.1f} {r['local_p50']:>15.1f} "
                   f"{r['local_p95']:>6.1f} {r['mcp_p50'] / r['local_p50']:>13.2f}x", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -41,9 +41,13 @@ What it does, per set and state:
 4. Score with the shared scorer's own definitions (score.py's `score_query`, imported
    by path): R@1/5/10 = fraction of gold in the top k, MRR@10, NDCG@10 (binary gains),
    overall and by the query's `type` field, and print them next to the FTS5 BM25
-   baseline of the eval README (hard-coded below) with fused/baseline ratios and the
-   quality targets (fused R@5 >= 0.51 on cosqa and >= 0.55 on codemem natural, never
-   below the baseline).
+   baseline, computed in the same run by the sets' own `fts5_baseline.py` (loaded by
+   path from --data) on the same queries and scored the same way, with fused/baseline
+   ratios and the quality targets (fused R@5 >= 0.51 on cosqa and >= 0.55 on codemem
+   natural, never below the baseline).
+
+A run that cannot stand for what it claims prints no figure and exits 2, saying why: vectors
+that did not load with --embedder minilm, no query scored, or a baseline that ranked nothing.
 
 With --keep, each ranking is also written as a score.py run file
 (DIR/<set>-<embedder>-<state>/run-<ranker>.jsonl), so `python score.py queries.jsonl run.jsonl`
@@ -72,34 +76,10 @@ RANKERS = ["keyword", "vector", "anchor", "fused"]
 SHOWN = ["R@1", "R@5", "R@10", "MRR@10", "NDCG@10"]
 SEARCH_LIMIT = 50
 
-# FTS5 BM25 baselines (SQLite FTS5 bm25(), unicode61, columns title/body/entity, query
-# words quoted and OR-ed), copied from the development sets' README ("FTS5 BM25
-# baselines") and the per-type rows of codemem-pytest/README.md ("FTS5 baseline") and
-# devmembench/README.md ("Session unit by type (R@5)"). None = not published.
-BASELINE: dict[str, dict[str, dict[str, float | None]]] = {
-    "codemem-pytest": {
-        "ALL": {"R@1": 0.338, "R@5": 0.634, "R@10": 0.710, "MRR@10": 0.497, "NDCG@10": 0.542},
-        "natural": {"R@1": 0.164, "R@5": 0.475, "R@10": 0.558, "MRR@10": 0.307, "NDCG@10": 0.360},
-        "mixed": {"R@1": 0.745, "R@5": 0.873, "R@10": 0.980, "MRR@10": 0.827, "NDCG@10": 0.859},
-        "anchor": {"R@1": 0.547, "R@5": 0.936, "R@10": 0.967, "MRR@10": 0.821, "NDCG@10": 0.851},
-    },
-    "devmembench": {
-        "ALL": {"R@1": 0.692, "R@5": 0.896, "R@10": 0.952, "MRR@10": 0.856, "NDCG@10": 0.858},
-        "architecture": {"R@5": 1.000},
-        "error-solution": {"R@5": 1.000},
-        "preference": {"R@5": 0.980},
-        "session-continuity": {"R@5": 0.940},
-        "tech-stack": {"R@5": 0.920},
-        "knowledge-update": {"R@5": 0.877},
-        "cross-session-synthesis": {"R@5": 0.553},
-    },
-    "devmembench/round-unit": {
-        "ALL": {"R@1": 0.324, "R@5": 0.641, "R@10": 0.755, "MRR@10": 0.834, "NDCG@10": 0.692},
-    },
-    "cosqa": {
-        "ALL": {"R@1": 0.228, "R@5": 0.442, "R@10": 0.532, "MRR@10": 0.320, "NDCG@10": 0.370},
-    },
-}
+#: The baseline every figure is set against: SQLite FTS5 bm25() over title/body/entity, query
+#: words quoted and OR-ed, as the development sets' own `fts5_baseline.py` runs it. It is run
+#: here, on the same queries, in the same run (`fts5_run`), never copied from a README.
+BASE = "fts5"
 # Quality targets memgit set itself: fused R@5 at these values,
 # and never below the baseline on any set or query type.
 TARGETS = {("cosqa", "ALL"): 0.51, ("codemem-pytest", "natural"): 0.55}
@@ -114,14 +94,40 @@ def eval_dir() -> Path:
     return Path(env) if env else (REPO_ROOT.parent / "shared" / "eval")
 
 
-def load_scorer(folder: Path):
-    path = folder / "score.py"
-    spec = importlib.util.spec_from_file_location("memgit_eval_score", path)
+def load_scorer(folder: Path, name: str = "score.py"):
+    path = folder / name
+    spec = importlib.util.spec_from_file_location(f"memgit_eval_{path.stem}", path)
     if spec is None or spec.loader is None:
-        sys.exit(f"cannot load the scorer {path}")
+        sys.exit(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _validity():  # type: ignore[no-untyped-def]
+    module = sys.modules.get("memgit_bench_validity")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
+                                                      Path(__file__).resolve().parent / "validity.py")
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["memgit_bench_validity"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+validity = _validity()
+require = validity.require
+
+
+def fts5_run(baseline, set_dir: Path, work: Path) -> dict[str, list[str]]:
+    """The FTS5 BM25 baseline's ranking of every query of the set (top 10), by the sets' own
+    `fts5_baseline.py` with its defaults; its one line of output goes to stderr."""
+    import contextlib
+
+    out = work / f"run-{BASE}.jsonl"
+    with contextlib.redirect_stdout(sys.stderr):
+        baseline.main([str(set_dir), str(out)])
+    return {str(row["qid"]): row["ranked"] for row in read_jsonl(out)}
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -202,7 +208,7 @@ def channel_ids(candidates) -> list[str] | None:
 
 
 def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | None, scorer,
-             keep: bool, after: str = "reindex") -> dict:
+             keep: bool, after: str = "reindex", baseline=None) -> dict:
     """Every query of one set, in the state `after` ("import" or "reindex"), scored."""
     import memgit
 
@@ -229,8 +235,9 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
     log(f"{name} after {after}: index ready in {time.perf_counter() - started:.1f}s "
         f"({status['memories']} memories, {n_vectors} vectors, "
         f"+{report.added} ~{report.changed} -{report.removed})")
-    if embedder != "none" and not vectors_on:
-        log(f"{name}: WARNING vectors are off: {status.get('vectors_reason')}")
+    require(embedder == "none" or vectors_on,
+            f"{name} after {after}: --embedder {embedder} but vectors are off "
+            f"({status.get('vectors_reason')})")
 
     try:  # search the channels with the query exactly as recall() does
         from memgit.recall.recall import clean_query as clean
@@ -242,7 +249,11 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
     queries = [q for q in queries if q.get("gold")]
     if limit:
         queries = queries[:limit]
+    require(queries, f"{name}: no query with gold to score")
     runs: dict[str, dict[str, list[str]]] = {r: {} for r in RANKERS}
+    base_run = fts5_run(baseline, set_dir, work)
+    runs[BASE] = {str(q["qid"]): base_run.get(str(q["qid"]), []) for q in queries}
+    require(any(runs[BASE].values()), f"{name}: the FTS5 baseline ranked nothing for any query")
     avail = {r: 0 for r in RANKERS}
     recall_ms: list[float] = []
     for n, q in enumerate(queries, 1):
@@ -262,6 +273,8 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
 
     end = mem.index.status()  # after "import", recalls may have embedded a few
     n_vectors_end = end["memories"] - end.get("pending_vectors", 0) if vectors_on else 0
+    if embedder != "none":
+        require(avail["vector"], f"{name} after {after}: the vector channel ran for no query")
     if keep:
         for ranker, ranked in runs.items():
             with open(work / f"run-{ranker}.jsonl", "w", encoding="utf-8") as fh:
@@ -275,7 +288,7 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
     table: dict[str, dict[str, dict[str, float]]] = {}
     for group, members in groups.items():
         table[group] = {}
-        for ranker in RANKERS:
+        for ranker in [*RANKERS, BASE]:
             rows = [scorer.score_query(scorer.unique([str(g) for g in q["gold"]]),
                                        scorer.unique(runs[ranker][str(q["qid"])])) for q in members]
             table[group][ranker] = {m: sum(r[m] for r in rows) / len(rows) for m in scorer.METRICS}
@@ -298,7 +311,6 @@ def fmt(value: float | None, width: int = 7) -> str:
 
 def print_set(result: dict) -> list[str]:
     name = result["set"]
-    base = BASELINE.get(name, {})
     misses: list[str] = []
     vec = "on" if result["vectors"] else f"off ({result['vectors_reason']})"
     vec += f", {result['vector_count']} -> {result['vector_count_end']} vectors during the run"
@@ -321,7 +333,7 @@ def print_set(result: dict) -> list[str]:
             label = f"{group[:24]:<24} {n:>4}" if first else " " * 29
             first = False
             print(f"{label}  {ranker:<11}" + "".join(f"{data[ranker][m]:8.3f}" for m in SHOWN))
-        b = base.get(group)
+        b = data[BASE]
         if b:
             print(" " * 29 + f"  {'FTS5 base':<11}" + "".join(f" {fmt(b.get(m))}" for m in SHOWN))
             ratios = []
@@ -387,17 +399,26 @@ def main(argv: list[str] | None = None) -> int:
     for s in sets:
         if not (folder / s / "memories.jsonl").is_file():
             ap.error(f"{folder / s} has no memories.jsonl")
+    if not (folder / "fts5_baseline.py").is_file():
+        ap.error(f"{folder} has no fts5_baseline.py: the FTS5 baseline is run, not copied")
     os.environ["MEMGIT_INDEX_EMBEDDER"] = args.embedder
     scorer = load_scorer(folder)
+    baseline = load_scorer(folder, "fts5_baseline.py")
+    if args.keep:
+        try:
+            Path(args.keep).resolve().relative_to(REPO_ROOT)
+            ap.error("--keep must be outside the memgit repository (the eval data must not land in it)")
+        except ValueError:
+            pass
+    return validity.refuse_on_invalid(lambda: measure(args, folder, sets, scorer, baseline), "quality")
+
+
+def measure(args: argparse.Namespace, folder: Path, sets: list[str], scorer, baseline) -> int:
+    """Every set in every state, printed as it is measured (each one valid, or none at all)."""
 
     temp = None
     if args.keep:
         base = Path(args.keep).resolve()
-        try:
-            base.relative_to(REPO_ROOT)
-            ap.error("--keep must be outside the memgit repository (the eval data must not land in it)")
-        except ValueError:
-            pass
     else:
         temp = tempfile.mkdtemp(prefix="memgit-quality-")
         base = Path(temp)
@@ -410,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
                 work.mkdir(parents=True, exist_ok=True)
                 log(f"{s} after {after}: working in {work}")
                 result = evaluate(s, folder / s, work, args.embedder, args.limit_queries, scorer,
-                                  bool(args.keep), after)
+                                  bool(args.keep), after, baseline)
                 results.append(result)
                 misses += [f"after {after}: {m}" for m in print_set(result)]
                 sys.stdout.flush()
@@ -423,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  - {line}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"eval_dir": str(folder), "embedder": args.embedder, "baseline": BASELINE,
+            json.dump({"eval_dir": str(folder), "embedder": args.embedder, "baseline": BASE,
                        "results": results, "misses": misses}, fh, indent=2)
     return 0
 

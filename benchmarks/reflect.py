@@ -151,10 +151,19 @@ def main() -> None:
     from memgit.reflect.duplicates import Detector
 
     mem = memgit.open(repo, warn=lambda m: None)
+    if not args.no_vectors:  # a "with vectors" figure from a store without them would be the words-only one
+        status = mem.status()
+        if not status["vectors_on"] or status.get("pending_vectors"):
+            print(f"reflect: no figure: vectors are not all there ({status.get('vectors_reason')}, "
+                  f"{status.get('pending_vectors')} pending)", file=sys.stderr)
+            raise SystemExit(2)
     started = time.perf_counter()
     found = mem.reflect(only=["duplicates"]).reflection
     dup_seconds = time.perf_counter() - started
     merged = [p.ids for p in found.proposals if p.kind == "merge"]
+    if not merged:  # 250 labelled pairs: a run that proposes no merge measured nothing
+        print("reflect: no figure: no merge proposed on dupes-pytest", file=sys.stderr)
+        raise SystemExit(2)
     inputs = upkeep.gather(mem.workspace, upkeep.usage_mod.utc_now(), anchors=False)
     words = [(p.a, p.b) for p in Detector([m for m in inputs.memories if m.active], None).duplicates()]
 

@@ -77,6 +77,23 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
+
+
+def _validity():  # type: ignore[no-untyped-def]
+    """benchmarks/validity.py, loaded by path once (scripts that load this one by path share it)."""
+    import importlib.util
+
+    module = sys.modules.get("memgit_bench_validity")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("memgit_bench_validity", BENCH_DIR / "validity.py")
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["memgit_bench_validity"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+validity = _validity()
+require = validity.require
 STANDIN = "standin_embedder:StandInEmbedder"
 SEED = 20260517
 
@@ -323,17 +340,21 @@ def run_child(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> t
 
 
 def timed_child(cmd: list[str], env: dict[str, str], runs: int = 7, cwd: Path | None = None,
-                vary: list[str] | None = None) -> tuple[float, int, list[float]]:
-    """Median wall ms over `runs` after one warm-up, max peak RSS KiB. `vary` rotates the last arg."""
-    times, rss = [], 0
+                vary: list[str] | None = None, output: bool = True) -> tuple[float, int, list[float]]:
+    """Median wall ms over `runs` after one warm-up, max peak RSS KiB. `vary` rotates the last arg.
+    Every run must exit 0 and (with `output`) most must print something: a failed run, or one
+    that answers nothing, is no figure."""
+    times, rss, printed = [], 0, 0
     for i in range(runs + 1):
         args = cmd if vary is None else cmd + [vary[i % len(vary)]]
         wall, peak, out, status = run_child(args, env, cwd)
-        if status != 0:
-            log(f"warning: {' '.join(args[:6])}... exited {status}")
+        require(status == 0, f"`{' '.join(args[:8])}` exited {status}")
+        printed += out > 0
         if i:
             times.append(ms(wall))
             rss = max(rss, peak)
+    require(not output or printed > runs // 2,
+            f"`{' '.join(cmd[:8])}` printed nothing in {runs + 1 - printed} of {runs + 1} runs")
     return statistics.median(times), rss, times
 
 
@@ -397,6 +418,23 @@ def warm_available() -> bool:
     return importlib.util.find_spec("memgit.warm") is not None
 
 
+def warm_answers(embedder: str, timeout: float = 120.0) -> bool:
+    """Whether memgit's warm embedder server for `embedder` answers a query (polling, with a
+    deadline), so that a "warm server allowed" row measures a server that exists."""
+    from memgit.index import warm
+    from memgit.index.embedders import load_embedder
+
+    model = load_embedder(embedder)
+    if model is None:
+        return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not warm.failure_path(embedder).exists():
+        if warm.query_vector(embedder, "is the warm server there", model.id) is not None:
+            return True
+        time.sleep(0.2)
+    return False
+
+
 def open_store(repo: Path, embedder: str):
     import memgit
 
@@ -439,6 +477,11 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
     st = mem.index.status()
     res["vectors_on"], res["vectors_reason"] = st.get("vectors_reason") is None, st.get("vectors_reason")
     res["vectors_stored"] = st["memories"] - st.get("pending_vectors", 0) if res["vectors_on"] else 0
+    if embedder != "none":  # a "with vectors" row from a run without them would be a keyword figure
+        require(res["vectors_on"], f"{label}: vectors did not load ({res['vectors_reason']})")
+        require(res["vectors_stored"] == st["memories"],
+                f"{label}: {res['vectors_stored']} of {st['memories']} memories have a vector "
+                "after a full index")
 
     # Warm up: load the model (timed: it is part of every cold call with vectors).
     t0 = time.perf_counter()
@@ -447,11 +490,16 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
     res["warmup_3_recalls_ms"] = ms(time.perf_counter() - t0)
 
     # In-process recall latency.
-    lat = []
+    lat, found, by_vector = [], 0, 0
     for q in queries:
         t = time.perf_counter()
-        mem.recall(q)
+        hits = mem.recall(q)
         lat.append(ms(time.perf_counter() - t))
+        found += bool(hits)
+        by_vector += any("vector" in h.channels for h in hits)
+    require(found >= len(queries) // 2, f"{label}: recall found nothing for {len(queries) - found} of "
+                                        f"{len(queries)} queries")
+    require(embedder == "none" or by_vector, f"{label}: no recall used the vector channel")
     res["recall_p50_ms"] = statistics.median(lat)
     res["recall_p95_ms"] = pct(lat, 0.95)
 
@@ -469,8 +517,8 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
         t = time.perf_counter()
         report = mem.index.sync()
         one.append(ms(time.perf_counter() - t))
-        if report.changed != 1:
-            log(f"{label}: warning: re-index saw {report.changed} changed, {report.added} added")
+        require(report.changed == 1, f"{label}: the one-memory re-index saw {report.changed} changed, "
+                                     f"{report.added} added")
     if real_docs is None:
         os.environ.pop("MEMGIT_BENCH_REAL_DOCS", None)
     else:
@@ -486,8 +534,7 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
         t = time.perf_counter()
         report = mem.index.sync()
         noop.append(ms(time.perf_counter() - t))
-        if report.touched:
-            log(f"{label}: warning: no-op sync touched {report.touched}")
+        require(not report.touched, f"{label}: the no-op change check touched {report.touched}")
     res["noop_sync_ms"] = statistics.median(noop)
     res["noop_sync_p95_ms"] = pct(noop, 0.95)
     mem.index.close()
@@ -496,12 +543,15 @@ def measure_config(label: str, repo: Path, embedder: str, names: list[str], quer
     env = dict(child_env, MEMGIT_INDEX_EMBEDDER=embedder, MEMGIT_INDEX_WARM="0")
     med, rss, runs = timed_child([*memgit_cmd, "-C", str(repo), "recall"], env, vary=queries[:8])
     res["cli_recall_ms"], res["cli_recall_rss_kib"], res["cli_recall_runs_ms"] = med, rss, runs
-    if embedder != "none" and warm_available():
+    if embedder == STANDIN:  # a plug-in on PYTHONPATH: the isolated (-I) warm server cannot import it
+        res["cli_recall_warm_skipped"] = "the stand-in embedder is a plug-in the isolated server cannot load"
+    elif embedder != "none" and warm_available():
         # With memgit's warm embedder server allowed: the warm-up call starts it (it exits
         # by itself after MEMGIT_WARM_IDLE seconds idle); the timed calls may use it.
         env = dict(child_env, MEMGIT_INDEX_EMBEDDER=embedder, MEMGIT_INDEX_WARM="1", MEMGIT_WARM_IDLE="60")
-        run_child([*memgit_cmd, "-C", str(repo), "recall", queries[0]], env)
-        time.sleep(2.0)  # let the server load the model
+        _, _, out, status = run_child([*memgit_cmd, "-C", str(repo), "recall", queries[0]], env)
+        require(status == 0 and out, f"{label}: the warm-up recall exited {status}, {out} bytes of output")
+        require(warm_answers(embedder), f"{label}: the warm embedder server never answered")
         med, rss, runs = timed_child([*memgit_cmd, "-C", str(repo), "recall"], env, vary=queries[8:16])
         res["cli_recall_warm_ms"], res["cli_recall_warm_rss_kib"], res["cli_recall_warm_runs_ms"] = med, rss, runs
     res["index_bytes_after"] = index_bytes(db)
@@ -666,6 +716,8 @@ def print_table(r: dict, help_ms: float, python_ms: float, python_rss: int, mini
         add("in-process recall p95, with vectors", vec["recall_p95_ms"], "ms", grep, "grep -ril", None)
         add("cold CLI recall, with vectors (model loaded per call)", vec["cli_recall_ms"], "ms", grep, "grep -ril",
             "cli_vec")
+        if "cli_recall_warm_skipped" in vec:
+            log(f"N={n}: no 'warm server allowed' row: {vec['cli_recall_warm_skipped']}")
         if "cli_recall_warm_ms" in vec:
             add("cold CLI recall, with vectors, warm server allowed", vec["cli_recall_warm_ms"], "ms", grep,
                 "grep -ril", "cli_vec")
@@ -737,6 +789,11 @@ def main(argv: list[str] | None = None) -> int:
         base.mkdir(parents=True, exist_ok=True)
     else:
         base = Path(tempfile.mkdtemp(prefix="memgit-speed-"))
+    return validity.refuse_on_invalid(lambda: measure_all(args, base), "speed")
+
+
+def measure_all(args: argparse.Namespace, base: Path) -> int:
+    """Every size, each table printed once its figures are all valid."""
     exe = Path(sys.executable).with_name("memgit")
     memgit_cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memgit"]
     child_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -746,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     try:
-        python_ms, python_rss, _ = timed_child([sys.executable, "-c", "pass"], child_env)
+        python_ms, python_rss, _ = timed_child([sys.executable, "-c", "pass"], child_env, output=False)
         help_ms, help_rss, _ = timed_child([*memgit_cmd, "--help"], child_env)
         log(f"python -c pass {python_ms:.1f} ms; memgit --help {help_ms:.1f} ms")
         minilm_rate: dict = {}

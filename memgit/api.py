@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from memgit.recall.hit import Hit
     from memgit.recall.inject import Injection
     from memgit.reflect.doubts import CodeChecks
+    from memgit.reflect.proposals import Progress
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
 
@@ -421,25 +422,21 @@ class Memgit:
         """Memories a session transcript suggests (a `CaptureProposal`); writes nothing. `format`
         (a reader's name: claude, codex, specstory, aider…) overrides what its start looks like."""
         from memgit.capture.capture import propose  # only this verb needs it: a cold recall stays light
-
         return propose(self.workspace, Path(transcript), llm_cmd=llm_cmd, format=format)
 
     def show_capture(self, proposal: "CaptureProposal") -> str:
         """A capture proposal as a diff of the memory files, then a Markdown summary."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
-
         return captures.render(self.workspace, proposal)
 
     def apply_capture(self, proposal: "CaptureProposal", *, branch: str | None = None) -> dict[str, Any]:
         """Write a capture proposal's memories: staged, or committed on the new branch `branch`."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
-
         return captures.apply(self.workspace, proposal, branch=branch)
 
     def pending_captures(self) -> builtins.list[dict[str, Any]]:
         """The capture proposals the session-end hook left, newest first."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
-
         return captures.pending(self.workspace)
 
     def pending_capture(self, ref: str) -> "CaptureProposal":
@@ -485,17 +482,18 @@ class Memgit:
         include_archived: bool = False,
         record: bool = True,
         session: str | None = None,
+        at: str | None = None,
     ) -> builtins.list["Hit"]:
         """The memories that best answer `query`, best first.
 
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
-        `session` leaves out what memgit already gave that agent session.
+        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof).
         """
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.recall(self.workspace, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
                           budget_tokens=budget_tokens, include_archived=include_archived,
-                          known=self._known(session), record=record)
+                          known=self._known(session), record=record, at=at)
 
     def inject(
         self,
@@ -507,6 +505,7 @@ class Memgit:
         budget: int | None = None,
         min_score: float | None = None,
         record: bool = True,
+        at: str | None = None,
     ) -> "Injection":
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
@@ -514,7 +513,7 @@ class Memgit:
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.inject(self.workspace, query, task_id=task_id, kinds=kinds, k=k, budget=budget,
-                          min_score=min_score, record=record)
+                          min_score=min_score, record=record, at=at)
 
     def fit(self, hits: Sequence["Hit"], budget: int) -> "Injection":
         """The best of `hits` that fit in `budget` tokens, and why none did (no header)."""
@@ -573,18 +572,19 @@ class Memgit:
         return index.rebuild(progress=progress)
 
     def reflect(self, *, only: Sequence[str] = (), exclude: Sequence[str] = (), apply: bool = False,
-                split: bool = False, branch: str | None = None, now: datetime | None = None) -> "Outcome":
+                split: bool = False, branch: str | None = None, now: datetime | None = None,
+                progress: "Progress | None" = None) -> "Outcome":
         """Proposals that keep memory healthy (merge duplicates, archive superseded and stale
         memories, fix renamed anchors, pin what is used), each with its reason and evidence.
 
         Changes nothing unless `apply` (one commit; `split`: one per proposal) or `branch`
         (commits on a new branch from HEAD; the working tree is left alone). `only` and
         `exclude` narrow it to kinds of proposal (`memgit.reflect.reflect.CATEGORIES`) and memories.
-        """
+        `progress(stage, done, total)` is told each stage as it starts (for a progress bar)."""
         from memgit.reflect import upkeep  # only this verb needs it: a cold recall stays light
 
         return upkeep.reflect(self.workspace, only=only, exclude=exclude, apply=apply, split=split, branch=branch,
-                              now=now)
+                              now=now, progress=progress)
 
     def feedback(self, ref: str, verdict: str, *, session: str | None = None) -> dict[str, Any]:
         """Record that a recalled memory was used, ignored or wrong (local, never committed)."""

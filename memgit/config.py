@@ -7,7 +7,8 @@ A setting has a section and a key (`[recall] k`). Sources, the later winning:
    read from it; a setting that names code or a command is *not* (see `CODE_SETTINGS`): an
    embedder plug-in (`module:attr`, `onnx:PATH` outside the repository), `[capture]
    command` or `[capture] llm_command`. Checking out a branch to review it must not run the branch's code, as git never
-   clones hooks or `core.*` commands. Such a setting is ignored with a warning (once per
+   clones hooks or `core.*` commands. Nor is `[review] branch` (see `MACHINE_SETTINGS`): a
+   branch must not name itself the reviewed one. Such a setting is ignored with a warning (once per
    process) that says where to set it instead, and `memgit lint` reports it.
 2. the user's own file, `$XDG_CONFIG_HOME/memgit/config.toml` (`~/.config/memgit/config.toml`).
 3. the clone's git config (never cloned): `git config memgit.<section>.<key> VALUE`, a `-`
@@ -88,6 +89,10 @@ DEFAULT_TOML = """\
 # pin_sessions = 3          # pin a memory marked used in this many sessions
 # unpin_days = 90           # unpin a pinned memory not used or recalled for this many days
 
+[mcp]
+# max_bytes = 60000         # the most JSON one answer of 'memgit mcp' holds; past it the answer is
+#                           # cut and says so ('reflect' pages within it: ask for the next page)
+
 [capture]
 # "none" turns off the session-end capture. The command that replaces memgit's own
 # ('command = ...') is read only from your machine (MEMGIT_CAPTURE_COMMAND, git config
@@ -105,6 +110,8 @@ DEFAULT_TOML = """\
 
 #: Settings that name code or a command: honoured only from the user's machine.
 CODE_SETTINGS = ("index_embedder", "capture_command", "capture_llm_command")
+#: Settings a branch must not choose for the reader: which branch counts as reviewed.
+MACHINE_SETTINGS = ("review_branch",)
 #: Values of those settings that run nothing.
 _OFF = ("", "none", "off", "false")
 
@@ -141,11 +148,13 @@ class Config:
     reflect_churn_share: float = 0.5
     reflect_pin_sessions: int = 3
     reflect_unpin_days: int = 90
+    mcp_max_bytes: int = 60_000
     capture_command: str = ""
     capture_llm_command: str = ""
     capture_llm_timeout: int = 120
     rules_budget: int = 1500
     rules_min_confidence: float = 0.6
+    review_branch: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     ignored: tuple[str, ...] = field(default=(), compare=False)
 
@@ -162,12 +171,13 @@ class Ignored:
     key: str
     value: Any
     why: str  # "imports Python code", "runs a command", ...
+    because: str = "a branch must not run code on your machine"
 
     def message(self) -> str:
         env = f"MEMGIT_{self.section}_{self.key}".upper()
         git_name = f"memgit.{self.section}.{self.key.replace('_', '-')}"
         return (f"[{self.section}] {self.key} = {_show(self.value)} {self.why}, so memgit ignores it in the "
-                f"committed config (a branch must not run code on your machine); set it on your machine "
+                f"committed config ({self.because}); set it on your machine "
                 f"instead: {env}, 'git config {git_name} ...' in this clone, or {_display(user_file())}")
 
 
@@ -313,9 +323,12 @@ def _read(path: Path) -> Iterable[tuple[str, str, Any]]:
 def _trusted(name: str, value: Any, root: Path) -> Ignored | str | None:
     """For a committed setting: None when it names no code, an `Ignored` when it does, or the
     value to use instead (a committed `onnx:` model inside the repository, made absolute)."""
+    section, key = name.split("_", 1)
+    if name in MACHINE_SETTINGS:
+        return Ignored(section, key, value, "chooses which memories count as reviewed",
+                       "a branch must not vouch for its own memories")
     if name not in CODE_SETTINGS:
         return None
-    section, key = name.split("_", 1)
     text = str(value).strip()
     if text.lower() in _OFF:
         return None
@@ -371,6 +384,7 @@ _RANGES = (
     ("capture_llm_timeout", 1, 3600),
     ("rules_budget", 200, 100_000),
     ("rules_min_confidence", 0.0, 1.0),
+    ("mcp_max_bytes", 2_000, 100_000_000),
 )
 
 

@@ -22,10 +22,7 @@ def run(db_path: Path, embedder_name: str) -> int:
 
 
 def _embed(db_path: Path, embedder_name: str) -> int:
-    try:
-        os.nice(embedjob.NICE)
-    except OSError:
-        pass
+    embedjob.lower_priority()
     if not db_path.is_file():
         return 0  # the index was deleted: the next recall rebuilds it and starts again
 
@@ -46,6 +43,7 @@ def _embed(db_path: Path, embedder_name: str) -> int:
             raise RuntimeError(vectors.reason() or "vectors are off")
     finally:
         db.close()
+        vectors.close()
     return total
 
 

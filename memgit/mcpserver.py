@@ -9,6 +9,7 @@ the query; edits of the files between calls are picked up by the next call.
 
 
 import functools
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
 
 from memgit.errors import MemgitError
 from memgit.memory.trust import may_hide, proposed
+from memgit.reflect import pages
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -30,6 +32,66 @@ INSTRUCTIONS = (
     "`remember` to save something worth knowing next time (one idea per memory, no secrets), and "
     "`list_topics` to browse a large store."
 )
+
+
+#: What to ask for instead when a tool's answer is over the byte budget.
+HINTS = {
+    "": "narrow the request",
+    "recall": "ask for fewer memories (k), set a token budget, or narrow the query",
+    "list_topics": "lower limit, or count one kind",
+    "show": "read the memory's file in the repository instead",
+    "resume": "set a smaller budget",
+    "reflect": "call reflect again with next_cursor, a smaller page_size, or only some kinds",
+    "pending_captures": "apply or drop some proposals (apply_capture), then ask again",
+}
+
+
+def capped(result: Any, limit: int, hint: str) -> Any:
+    """`result` cut to `limit` bytes of JSON: its biggest lists, mappings and texts shortened
+    from the end, and a `truncated` member saying what was cut and what to ask for instead."""
+    size = _size(result)
+    if not isinstance(result, dict) or size <= limit:
+        return result
+    out = dict(result)
+    cut: dict[str, str] = {}
+    marker = {"bytes": size, "limit": limit, "cut": cut, "ask": hint}
+    room = limit - 200  # the marker itself
+    while _size({**out, "truncated": marker}) > room:
+        name = max((k for k in out if k not in cut), key=lambda k: _size(out[k]), default=None)
+        if name is None:
+            out = {}
+            cut["*"] = "everything"
+            break
+        value = out[name]
+        other = _size({**out, name: None, "truncated": marker})
+        out[name], cut[name] = _shorten(value, room - other)
+    return {**out, "truncated": marker}
+
+
+def _shorten(value: Any, room: int) -> tuple[Any, str]:
+    """`value` shortened from its end to at most `room` bytes of JSON, and what was kept."""
+    if isinstance(value, (list, dict, str)):
+        items = list(value.items()) if isinstance(value, dict) else value
+        low, high = 0, len(items)
+        while low < high:  # the most items (or characters) that fit
+            middle = (low + high + 1) // 2
+            if _size(_rebuild(value, items[:middle])) <= room:
+                low = middle
+            else:
+                high = middle - 1
+        unit = "characters" if isinstance(value, str) else "items"
+        return _rebuild(value, items[:low]), f"{low} of {len(items)} {unit} kept"
+    return None, "left out"
+
+
+def _rebuild(value: Any, items: Any) -> Any:
+    if isinstance(value, dict):
+        return dict(items)
+    return items
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
 
 
 def _sdk() -> tuple[Any, Any, Any]:
@@ -56,10 +118,12 @@ def build(mem: "Memgit") -> "MCPServer":
     server = MCPServer("memgit", instructions=INSTRUCTIONS, version=_version())
 
     def tool(function: F) -> F:
+        hint = HINTS.get(function.__name__, HINTS[""])
+
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                return function(*args, **kwargs)
+                return capped(function(*args, **kwargs), mem.config.mcp_max_bytes, hint)
             except MemgitError as exc:
                 raise ToolError(str(exc)) from None
 
@@ -74,6 +138,7 @@ def build(mem: "Memgit") -> "MCPServer":
     Items = Annotated[list[str], Field(description="Zero or more items.")]
 
     users: list[Memgit] = []
+    pager = pages.Pager()  # the reflect run an agent is paging through
 
     def user_store() -> "Memgit":
         """The user's own store, made on first use and kept open with the server."""
@@ -91,11 +156,14 @@ def build(mem: "Memgit") -> "MCPServer":
         kinds: Kinds = None,
         budget: Annotated[int | None, Field(ge=1, description="Token budget for all returned memories.")] = None,
         include_archived: bool = False,
+        at: Annotated[str | None, Field(description="A commit, tag or branch: answer from the memories as they "
+                                                    "were there (an old change, a release branch).")] = None,
     ) -> dict[str, Any]:
-        """Find the memories that best answer a query, best first, each with its body and front-matter.
+        """Find the memories that best answer a query, best first, each with its body, front-matter
+        and `trust` (its source, and whether a person merged it into the default branch).
 
         An empty `hits` list means nothing relevant is known."""
-        hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived)
+        hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived, at=at)
         reason = "nothing relevant found" if not hits else None
         if budget is not None:
             fitted = mem.fit(hits, budget)
@@ -213,12 +281,17 @@ def build(mem: "Memgit") -> "MCPServer":
     def reflect(
         only: Annotated[list[str], Field(description="Only these kinds of proposal: duplicates, supersessions, "
                                                      "stale, eviction, promotion, hygiene.")] = [],  # noqa: B006
+        cursor: Annotated[str | None, Field(description="The `next_cursor` of the page before; none for the "
+                                                        "first page.")] = None,
+        page_size: Annotated[int, Field(ge=1, le=pages.MAX_PAGE_SIZE, description="Proposals on a page at "
+                                                                                   "most.")] = pages.PAGE_SIZE,
     ) -> dict[str, Any]:
-        """Proposals that would keep the memory store healthy, with their reasons and evidence,
-        and the diff they would make. Nothing is changed: applying them is a person's decision
-        (`memgit reflect --apply`)."""
-        found = mem.reflect(only=only).reflection
-        return {**found.to_dict(), "diff": found.diff()}
+        """Proposals that would keep the memory store healthy, a page at a time: a summary (how many
+        of each kind), then proposals with their reasons, evidence and the diff each makes. Pass
+        `next_cursor` back for the next page (null: the last). Nothing is changed: applying them is
+        a person's decision (`memgit reflect --apply`)."""
+        return pager.answer(lambda: mem.reflect(only=only).reflection, mem.memory_dir, only, given=cursor,
+                            size=page_size, max_bytes=mem.config.mcp_max_bytes)
 
     @tool
     def pending_captures() -> dict[str, Any]:

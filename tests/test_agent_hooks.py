@@ -428,3 +428,26 @@ def test_the_hook_waits_for_the_lock_as_long_as_it_says(project: Path, tmp_path:
     monkeypatch.setenv("MEMGIT_LOCK_TIMEOUT", "3")
     hookrun.run("claude", "pre-compact", data)
     assert opened[1].writer.lock_timeout == 3.0
+
+
+def test_the_committed_settings_command_runs_through_sh_with_a_real_payload(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command `memgit hooks install claude` writes into .claude/settings.json, run the way
+    Claude Code runs it (`sh -c`, the payload on stdin, memgit-hook found on PATH): it gives
+    the session its memories, on stdout, and exits 0."""
+    from click.testing import CliRunner
+
+    from memgit.cli import cli
+
+    installed = CliRunner().invoke(cli, ["-C", str(project), "hooks", "install", "claude"],
+                                   catch_exceptions=False)
+    assert installed.exit_code == 0, installed.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    [group] = settings["hooks"]["SessionStart"]
+    command = group["hooks"][0]["command"]
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    transcript = transcript_for("claude", project, tmp_path)
+    done = subprocess.run(["sh", "-c", command], cwd=project, capture_output=True, timeout=120, check=False,
+                          input=payload("claude", "session_start_startup.json", project, transcript).encode())
+    assert done.stderr == b""
+    assert context(done) == _pinned_and_lesson()

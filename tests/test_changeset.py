@@ -52,6 +52,16 @@ def _wait_until(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> N
     deadline = time.monotonic() + 60
     while not condition() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.001)
+    assert condition(), "the import never reached the moment to kill it"
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL `proc`, and check that it really was running: an import that had already exited
+    would make the test prove nothing."""
+    proc.kill()
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, \
+        f"the import was not running when killed (exit {proc.returncode})"
 
 
 def _journal(repo: Path) -> Path:
@@ -78,8 +88,10 @@ def test_an_import_killed_midway_is_finished_by_the_next_command(repo: Path, tmp
 
     proc = _memgit(repo, "import", str(source), tmpdir=tmpdir)
     _wait_until(lambda: KILL_POINTS[point](repo), proc)
-    proc.kill()
-    proc.wait()
+    _kill(proc)
+    interrupted = _journal(repo).exists()
+    if point not in ("at start", "while git commits"):  # the journal is written before any file
+        assert interrupted
 
     # Whatever was left, lint and status say so until it is finished…
     written = len(_memory_files(repo))
@@ -92,6 +104,8 @@ def test_an_import_killed_midway_is_finished_by_the_next_command(repo: Path, tmp
     rerun = _memgit(repo, "import", str(source), tmpdir=tmpdir)
     out, err = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, err
+    # The interrupted change is finished, and said so, before the import runs again.
+    assert ("finished an interrupted change 'memory: import" in err) == interrupted, err
     assert len(_memory_files(repo)) == COUNT
     assert len(git(repo, "ls-files", ".memory").split()) == COUNT + 1
     assert git(repo, "status", "--porcelain", ".memory") == ""

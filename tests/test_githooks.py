@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -140,16 +142,107 @@ def test_post_hooks_fail_open_and_never_slow_git_with_errors(tmp_path: Path, rep
     assert commit_memory(repo, "a.md", "# Deploys go through CI\n").returncode == 0  # pre-commit: Python gone
 
 
-def test_post_merge_brings_the_index_up_to_date(repo: Path, mem: memgit.Memgit) -> None:
-    githooks.install(repo_of(repo))
-    git(repo, "switch", "-q", "-c", "feature")
-    added = mem.remember("the ingest queue is drained nightly").memory
-    git(repo, "switch", "-q", "main")
-    git(repo, "merge", "--no-edit", "feature")
-    # What the detached hook process runs, run here to see its effect.
-    subprocess.run([sys.executable, "-m", "memgit.githooks", "sync"], cwd=repo, check=True)
-    assert hook_entry.main(["sync"]) == 0
-    assert [h.id for h in mem.recall("ingest queue drained")] == [added.id]
+GATED = "tests.gated_embedder:GatedEmbedder"
+
+
+def hook_python(tmp_path: Path) -> Path:
+    """The interpreter the hooks are installed with: the real one, run as the hook runs it
+    (`-I`), except that `tests/` joins the import path so the recording test embedder loads.
+    It records each run's start and exit status, and the sync's stderr, so the test waits on
+    the detached process itself instead of sleeping."""
+    from .conftest import ROOT
+
+    log = tmp_path / "hook-runs.log"
+    wrapper = tmp_path / "hook-python"
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import memgit.githooks as h; "
+            "sys.exit(h.main(sys.argv[1:]))")
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'[ "$1 $2 $3" = "-I -m memgit.githooks" ] || {{ echo "unexpected call: $*" >> {log}; exit 9; }}\n'
+        "shift 3\n"
+        f'echo "start $*" >> {log}\n'
+        f"{sys.executable} -I -c {shlex.quote(code)} \"$@\" 2>> {tmp_path / 'hook-stderr.log'}\n"
+        f'echo "exit $?" >> {log}\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def wait_for_hook_runs(tmp_path: Path, count: int, timeout: float = 120.0) -> list[str]:
+    """The hook runs' log once `count` of them have exited (polling, with a deadline)."""
+    log = tmp_path / "hook-runs.log"
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = log.read_text().splitlines() if log.exists() else []
+        if sum(line.startswith("exit ") for line in lines) >= count:
+            return lines
+        assert time.monotonic() < deadline, f"the detached hook did not finish: {lines}"
+        time.sleep(0.1)
+
+
+def indexed(repo: Path) -> dict[str, tuple[str | None, bool]]:
+    """What the index file holds, read with plain SQLite (no memgit call, which would sync):
+    each memory id -> (the sha of the text its vector was made from, whether a vector row exists)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{repo / '.git' / 'memgit' / 'index.db'}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT m.id, m.vec_sha, v.doc IS NOT NULL FROM memories m "
+                            "LEFT JOIN vectors v ON v.doc = m.doc").fetchall()
+    finally:
+        conn.close()
+    return {row[0]: (row[1], bool(row[2])) for row in rows}
+
+
+def test_post_merge_brings_the_index_up_to_date(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a user lives it: the hooks are installed, `git pull` brings a teammate's memory, and the
+    detached post-merge hook alone puts it in the index, keywords and vector both."""
+    from memgit.memory.format import Memory
+    from memgit.store.folder import Store
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", GATED)
+    monkeypatch.setenv("MEMGIT_TEST_GATE", str(gate))  # the test embedder records what it embeds
+    mem = memgit.open(repo, warn=lambda message: None)
+    mem.init()
+    mine = mem.remember("deploys go through the release workflow").memory
+    assert [h.id for h in mem.recall("release workflow")] == [mine.id]  # the index exists, embedded
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(repo), str(teammate))
+    Store(teammate / ".memory").write(Memory(id="m-0a11e7", title="The ingest queue is drained nightly",
+                                             body="by the cron job in ops/drain.sh", path="ingest-queue.md"))
+    git(teammate, "add", ".memory")
+    git(teammate, "commit", "-q", "-m", "teammate's memory")
+    mem.close()
+    assert set(indexed(repo)) == {mine.id} and indexed(repo)[mine.id][1]
+    (gate / "texts").unlink()
+
+    githooks.install(repo_of(repo), python=str(hook_python(tmp_path)))
+    pulled = subprocess.run(["git", "pull", "-q", "--no-rebase", str(teammate), "main"], cwd=repo,
+                            check=False, capture_output=True, text=True)
+    assert pulled.returncode == 0 and pulled.stderr == "", pulled.stderr
+    runs = wait_for_hook_runs(tmp_path, 1)
+    assert runs == ["start sync", "exit 0"]
+    assert (tmp_path / "hook-stderr.log").read_text() == ""
+    after = indexed(repo)
+    assert set(after) == {mine.id, "m-0a11e7"}
+    vec_sha, has_vector = after["m-0a11e7"]
+    assert vec_sha and has_vector  # embedded by the hook, not left pending
+    embedded = (gate / "texts").read_text().splitlines()
+    assert any("ingest queue is drained nightly" in text for text in embedded)
+
+
+def test_the_hook_entry_point_fails_open_but_says_why(repo: Path, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`main` returns 0 whatever happens (a hook never fails git), so what it printed is what
+    a test can check."""
+    monkeypatch.chdir(repo)
+    assert hook_entry.main(["sync"]) == 0  # no memory folder: nothing to do, nothing said
+    assert capsys.readouterr().err == ""
+    assert hook_entry.main(["nonsense"]) == 0
+    assert "memgit: unknown hook command ['nonsense']" in capsys.readouterr().err
 
 
 def test_core_hooks_path(tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
@@ -201,3 +294,60 @@ def test_the_pre_commit_framework_runs_the_shipped_hook(tmp_path: Path, repo: Pa
     failed = try_repo()
     assert failed.returncode == 1
     assert ".memory/s.md:5: this looks like a secret" in failed.stdout
+
+
+def test_a_chained_post_rewrite_hook_gets_its_input_and_memgits_sync_still_runs(
+        tmp_path: Path, repo: Path, mem: memgit.Memgit) -> None:
+    """post-rewrite is the one hook git gives input (old and new shas): the chained hook reads
+    all of it, with its argument, and memgit's sync still starts after it."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-rewrite").write_text(
+        '#!/bin/sh\n{ echo "called as $(basename "$0") $*"; cat; } '
+        '>> "$(git rev-parse --git-dir)/rewrites.log"\n')
+    (hooks / "post-rewrite").chmod(0o755)
+    githooks.install(repo_of(repo), python=str(hook_python(tmp_path)))
+    assert states(repo)["post-rewrite"] == "chained"
+    before = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "commit", "-q", "--amend", "-m", "initial, reworded")
+    after = git(repo, "rev-parse", "HEAD").strip()
+    logged = (repo / ".git" / "rewrites.log").read_text()
+    assert logged == f"called as post-rewrite amend\n{before} {after}\n"
+    runs = wait_for_hook_runs(tmp_path, 2)  # the amend's pre-commit, then post-rewrite's sync
+    assert sorted(runs) == ["exit 0", "exit 0", "start pre-commit", "start sync"]
+
+
+def test_install_over_a_chained_hook_left_in_place(repo: Path, mem: memgit.Memgit) -> None:
+    """memgit's own hook with its chained one: installing again keeps both. A foreign hook and a
+    `.memgit-chained` file already there: nothing is moved, the error says what to do."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text(FOREIGN)
+    (hooks / "pre-commit").chmod(0o755)
+    githooks.install(repo_of(repo))
+    githooks.install(repo_of(repo))
+    assert (hooks / "pre-commit.memgit-chained").read_text() == FOREIGN
+    assert states(repo)["pre-commit"] == "chained"
+
+    githooks.uninstall(repo_of(repo))
+    other = "#!/bin/sh\necho other >&2\n"
+    (hooks / "pre-commit.memgit-chained").write_text(other)
+    with pytest.raises(MemgitError, match=r"pre-commit.memgit-chained already exists; move it away"):
+        githooks.install(repo_of(repo))
+    assert (hooks / "pre-commit").read_text() == FOREIGN
+    assert (hooks / "pre-commit.memgit-chained").read_text() == other
+
+
+def test_uninstall_after_someone_replaced_memgits_hook_leaves_theirs(repo: Path, mem: memgit.Memgit) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-merge").write_text(FOREIGN)
+    (hooks / "post-merge").chmod(0o755)
+    githooks.install(repo_of(repo))
+    replacement = "#!/bin/sh\necho 'the team lint, written over memgit' >&2\n"
+    (hooks / "post-merge").write_text(replacement)
+    githooks.uninstall(repo_of(repo))
+    assert (hooks / "post-merge").read_text() == replacement  # theirs now: not removed nor overwritten
+    assert (hooks / "post-merge.memgit-chained").read_text() == FOREIGN  # not lost either
+    assert not (hooks / "pre-commit").exists() and not (hooks / "post-checkout").exists()
+    assert states(repo)["post-merge"] == "foreign"

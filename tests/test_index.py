@@ -431,20 +431,45 @@ def test_unwritable_index_location_falls_back_to_memory(folder: Path, tmp_path: 
     assert status["in_memory"] and status["vectors_on"] is False and "memory" in status["vectors_reason"]
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores file permissions")
+READ_ONLY_INDEX = """
+import json, sys
+from pathlib import Path
+from memgit.index.index import Index
+from memgit.store.folder import Store
+
+warnings = []
+index = Index(Path(sys.argv[1]), Store(Path(sys.argv[2])), "none", warn=warnings.append)
+index.sync()
+hits = [mid for mid, _ in index.search("readonly").channels.keyword or ()]
+print(json.dumps({"in_memory": index.in_memory, "hits": hits, "warnings": warnings}))
+"""
+
+
 def test_read_only_git_dir_falls_back_to_memory(folder: Path, tmp_path: Path) -> None:
+    """Run in a process the folder's mode refuses (as root too: see tests/unprivileged.py)."""
+    import json
+    import subprocess
+    import sys
+
+    from .unprivileged import preexec
+
+    drop = preexec()
     write(folder, "a.md", "m-a", "Readonly memory")
     git_dir = tmp_path / "ro-git"
     git_dir.mkdir()
     git_dir.chmod(0o555)
     try:
-        warnings = Warnings()
-        index = make(folder, db=git_dir / "memgit" / "index.db", warn=warnings)
-        index.sync()
-        assert index.in_memory and keyword_ids(index, "readonly") == ["m-a"]
-        assert warnings
+        done = subprocess.run([sys.executable, "-c", READ_ONLY_INDEX, str(git_dir / "memgit" / "index.db"),
+                               str(folder)], preexec_fn=drop, capture_output=True, text=True, timeout=120,
+                              check=False)
     finally:
         git_dir.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["in_memory"] is True and seen["hits"] == ["m-a"]
+    assert seen["warnings"] == [f"cannot create {git_dir / 'memgit'} (Permission denied); recalling from "
+                                "a fresh in-memory index (keywords and anchors only)"]
+    assert not (git_dir / "memgit").exists()
 
 
 def test_schema_version_and_migration_from_a_newer_index(folder: Path) -> None:
@@ -492,6 +517,26 @@ def test_fts_syntax_and_odd_queries_never_raise(filled: Index, query: str) -> No
     for channel in (found.channels.keyword, found.channels.anchor):
         for _, strength in channel or ():
             assert 0.0 <= strength <= 1.0
+
+
+#: Anchor-like queries wrapped in FTS syntax or punctuation: each must still find its memory,
+#: by keywords and by the exact anchor channel (archived `m-old` never comes back).
+ANCHOR_LIKE = {
+    "src/auth/login.py::Login.check": "m-login", "src/auth/login.py": "m-login", "login.py": "m-login",
+    "Login.check": "m-login", "auth/login.py:12": "m-login", "`src/auth/login.py`": "m-login",
+    "login.py::Login": "m-login", "parse_config()": "m-cfg", '"parse_config"': "m-cfg",
+    "NOT parse_config": "m-cfg", "parse_config OR tabs": "m-cfg", "title:parse_config": "m-cfg",
+    "parse_config*": "m-cfg", "(parse_config": "m-cfg", "-parse_config": "m-cfg",
+    "parse_config; DROP TABLE memories": "m-cfg",
+}
+
+
+@pytest.mark.parametrize("query", list(ANCHOR_LIKE))
+def test_anchor_like_queries_in_query_syntax_find_their_memory(filled: Index, query: str) -> None:
+    found = filled.search(query)
+    assert [m for m, _ in found.channels.keyword or ()] == [ANCHOR_LIKE[query]]
+    assert [m for m, _ in found.channels.anchor or ()] == [ANCHOR_LIKE[query]]
+    assert keyword_ids(filled, "parse_config") == ["m-cfg"]  # and the index is still whole
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -713,10 +758,19 @@ def test_two_processes_syncing_and_searching_do_not_corrupt(folder: Path, tmp_pa
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
         assert int(out) > 3
-    index = make(folder, db=db)
-    index.sync(full=True)
-    assert index.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    index.conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+    # What the two processes left, read as they left it: no memgit call (which would repair it).
+    from memgit.index import sqlite as sq
+
+    raw = sq.driver().connect(str(db))
+    try:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        raw.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+        left = {r[0] for r in raw.execute("SELECT id FROM memories")}
+        fts_rows = raw.execute("SELECT count(*) FROM memories_fts").fetchone()[0]
+    finally:
+        raw.close()
     on_disk = {m.id: m for m in Store(folder).load().memories}
-    assert {m for m in on_disk} == {r[0] for r in index.conn.execute("SELECT id FROM memories")}
+    assert left == set(on_disk) and fts_rows == len(on_disk)  # the last process's sync saw every file
+    index = make(folder, db=db)
+    assert index.sync().touched == 0  # nothing left for an ordinary sync to repair
     assert index.memories(on_disk) == on_disk

@@ -314,10 +314,25 @@ def test_hook_that_stages_user_work_is_undone(mem, repo: Path) -> None:  # type:
 
 
 def test_writes_refused_during_a_merge(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
-    (repo / ".git" / "MERGE_HEAD").write_text(git(repo, "rev-parse", "HEAD"))
+    """A real merge stopped on a conflict (git's own MERGE_HEAD, conflicted index): memgit writes
+    nothing into it; once the merge is aborted, it writes again."""
+    git(repo, "switch", "-q", "-c", "theirs")
+    (repo / "README.md").write_text("their project\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "switch", "-q", "main")
+    (repo / "README.md").write_text("our project\n")
+    git(repo, "commit", "-q", "-am", "ours")
+    merging = subprocess.run(["git", "merge", "theirs"], cwd=repo, capture_output=True, text=True,
+                             check=False)
+    assert merging.returncode == 1 and "CONFLICT (content)" in merging.stdout
+    assert (repo / ".git" / "MERGE_HEAD").exists()
+    before = log(repo)
     with pytest.raises(MemgitError, match="a merge is in progress"):
         mem.remember("not now")
-    assert list((repo / ".memory").glob("*.md")) == []
+    assert list((repo / ".memory").glob("*.md")) == [] and log(repo) == before
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == "README.md\n"  # the conflict, untouched
+    git(repo, "merge", "--abort")
+    assert mem.remember("now").created
 
 
 def test_detached_head_warns(repo: Path) -> None:

@@ -238,15 +238,46 @@ def test_version_2_index_without_vectors_is_upgraded_in_place(folder: Path) -> N
     assert again.sync().touched == 0  # nothing was dropped, so nothing is indexed again
 
 
-def test_version_2_vec0_index_without_sqlite_vec_is_rebuilt(folder: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+WITHOUT_SQLITE_VEC = """
+import json, sys
+from pathlib import Path
+from memgit.index import sqlite as sq
+from memgit.index.index import Index
+from memgit.store.folder import Store
+
+folder = Path(sys.argv[1])
+again = Index(folder.parent / "git" / "memgit" / "index.db", Store(folder), sys.argv[2], warn=lambda m: None)
+seen = {"version": sq.user_version(again.conn),
+        "vec0_left": again.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone()
+        is not None}
+again.sync()
+seen.update(memories=again.status()["memories"], reason=again.vectors_reason(),
+            sqlite_vec_loaded=bool(getattr(sys.modules.get("sqlite_vec"), "load", None)))
+print(json.dumps(seen))
+"""
+
+
+def test_version_2_vec0_index_without_sqlite_vec_is_rebuilt(folder: Path) -> None:
     fill(folder, clusters=1, per=3)
     index = make(folder)
     index.sync(embed="all")
     as_version_2(index, vec0=True)
-    monkeypatch.setattr(sq, "load_vec", lambda conn: "sqlite-vec is not installed")
-    again = make(folder)
-    assert sq.user_version(again.conn) == sq.SCHEMA_VERSION
-    assert again.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").fetchone() is None
-    again.sync()
-    assert again.status()["memories"] == 3 and again.vectors_reason() == "sqlite-vec is not installed"
+    index.close()
+    # A Python without sqlite-vec opens it: a child process where the package cannot be imported.
+    hidden = folder.parent / "hidden"
+    (hidden / "sqlite_vec").mkdir(parents=True)
+    (hidden / "sqlite_vec" / "__init__.py").write_text("raise ImportError('No module named sqlite_vec')\n")
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hidden), str(ROOT)])}
+    done = subprocess.run([sys.executable, "-c", WITHOUT_SQLITE_VEC, str(folder), CLUSTER], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen == {"version": sq.SCHEMA_VERSION, "vec0_left": False, "memories": 3,
+                    "reason": "sqlite-vec is not installed", "sqlite_vec_loaded": False}

@@ -23,15 +23,17 @@ import os
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from memgit.agents import agentlog, known, taskid
+from memgit.agents import known, taskid
 from memgit.errors import MemgitError
 from memgit.git import repostate
 from memgit.index.workspace import Workspace
 from memgit.memory import format as fmt
-from memgit.memory.credentials import find_in_memory
 from memgit.recall import lookup
+
+if TYPE_CHECKING:
+    from memgit.agents import agentlog
 
 TTL_DAYS = 7
 MAX_LINES = 12
@@ -135,6 +137,9 @@ def write(
     commit: bool = False,
 ) -> fmt.Memory:
     """Write the task's checkpoint (staged unless `commit`); returns the memory."""
+    from memgit.agents import agentlog  # every transcript reader: not in a hook that only recalls
+    from memgit.memory.credentials import find_in_memory  # secret rules: not in a hook that only recalls
+
     ws.require_store()
     repo = ws.writer.repo()
     log = agentlog.read(transcript)

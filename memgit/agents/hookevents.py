@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memgit.agents import briefing, checkpoint, handoff, known, taskid
+from memgit.agents import briefing, known, taskid
 from memgit.errors import MemgitError
 from memgit.git import localstate, repostate
 from memgit.index.workspace import Workspace
@@ -26,6 +26,11 @@ EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 
 def handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict[str, Any]) -> str:
     """The text to give the agent for `event` ("" for nothing); raises on any problem."""
+    with repostate.held():  # no event moves HEAD: git is asked for it and the branch once
+        return _handle(ws, agent, event, session_id, payload)
+
+
+def _handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict[str, Any]) -> str:
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
     ws.require_store()
@@ -61,8 +66,12 @@ def handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dict
             state.add([h.id for h in given.hits])
             out = given.text
     elif event == "pre-compact":
+        from memgit.agents import checkpoint  # transcript readers: only the event that writes one
+
         checkpoint.write(ws, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
     else:
+        from memgit.agents import handoff  # only the events that end a session
+
         handoff.end_session(ws, state, agent=agent, reason=str(payload.get("reason") or event))
     known.save(git_dir, state)
     return out

@@ -155,7 +155,8 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
         else:
             twin = twins.get(rule_number) or _near(candidate, notes)
         if twin is not None:
-            proposal.known.append((candidate, twin))
+            if (candidate, twin) not in proposal.known:  # planned again before applying: once
+                proposal.known.append((candidate, twin))
             continue
         if name == "rule":
             mine = _words(candidate.title + "\n" + candidate.body)
@@ -164,7 +165,7 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
                 continue
             said.add("", mine)
         # The same proposal gets the same ids when shown and when applied, unless taken.
-        stable = "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
+        stable = own_id(proposal, candidate)
         memory = Memory(id=stable if stable not in ids else fmt.new_id(ids), title=candidate.title,
                         body=candidate.body, kind=candidate.kind,
                         confidence=candidate.confidence, source=candidate.source,
@@ -176,6 +177,12 @@ def plan(ws: Workspace, proposal: CaptureProposal, candidates: list[Candidate]) 
         taken.add(rel)
         proposal.candidates.append(candidate)
         proposal.memories.append(replace(memory, path=rel))
+
+
+def own_id(proposal: CaptureProposal, candidate: Candidate) -> str:
+    """The id a capture of this session gives the memory it writes for `candidate`: the same
+    when shown and when applied, and when the same session is captured again."""
+    return "m-" + hashlib.sha1(f"{proposal.id}\n{candidate.title}".encode()).hexdigest()[:6]
 
 
 def planned_against(ws: Workspace, proposal: CaptureProposal) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memgit.capture import personal
-from memgit.capture.capture import CaptureProposal, plan, planned_against, propose
+from memgit.capture.capture import CaptureProposal, own_id, plan, planned_against, propose
 from memgit.capture.extract import Candidate
 from memgit.errors import MemgitError
 from memgit.git import branches, localstate
@@ -92,6 +92,8 @@ def _log_restated(ws: Workspace, proposal: CaptureProposal) -> None:
         return
     log, stamp = localstate.restated(ws.repo.git_dir), localstate.stamp()
     for candidate, mid in proposal.known:
+        if mid == own_id(proposal, candidate):
+            continue  # the memory an earlier capture of this same session wrote: not said again
         localstate.append_json(log, {"time": stamp, "memory": mid, "transcript": proposal.transcript,
                                      "line": candidate.evidence[0]})
 

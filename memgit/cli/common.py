@@ -78,6 +78,27 @@ class Bars:
             self._bar = None
 
 
+class StageBar:
+    """One progress bar on stderr over a command's stages, the stage running shown beside it:
+    `show(stage, done, total)` as each starts. The caller makes one only for a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._bar: Any = None
+
+    def show(self, stage: str, done: int, total: int) -> None:
+        if self._bar is None:
+            self._bar = click.progressbar(length=total, label=self._label, file=sys.stderr,
+                                          show_pos=True, item_show_func=lambda item: item, update_min_steps=0)
+            self._bar.__enter__()
+        self._bar.update(max(0, done - self._bar.pos), stage)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 

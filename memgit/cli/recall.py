@@ -23,11 +23,13 @@ from memgit.errors import MemgitError
 @click.option("--explain", is_flag=True,
               help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
 @click.option("--session", metavar="ID", help="Leave out memories memgit already gave this agent session.")
+@click.option("--at", "at", metavar="REV",
+              help="Answer from the memories as they were at this commit, tag or branch (keywords and anchors).")
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
            min_score: float | None, budget: int | None, output: str, include_archived: bool, explain: bool,
-           session: str | None, as_json: bool) -> None:
+           session: str | None, as_json: bool, at: str | None) -> None:
     """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
     if query == "-":
         query = sys.stdin.read()
@@ -36,14 +38,15 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     output = "json" if as_json else output
     mem = open_memgit(ctx)
     if output == "markdown":
-        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score)
+        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score,
+                           at=at)
         if given.text:
             click.echo(given.text, nl=False)
         if given.reason:
             click.echo(given.reason, err=True)
         return
     hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
-                      include_archived=include_archived, session=session)
+                      include_archived=include_archived, session=session, at=at)
     reason = "nothing relevant found"
     if budget is not None:
         fitted = mem.fit(hits, budget)
@@ -51,9 +54,12 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     if output == "json":
         echo_json([hit.to_dict() for hit in hits])
     else:
+        from memgit.recall.inject import trust_note  # only when hits are printed: `memgit --help` stays light
+
         for hit in hits:
             click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
-            click.echo(f"      {hit.path}" + (f"  ({hit.scope} scope)" if hit.scope != "project" else ""))
+            click.echo(f"      {hit.path}" + (f"  ({hit.scope} scope)" if hit.scope != "project" else "")
+                       + trust_note(hit))
             for doubt in hit.code.doubts if hit.code is not None else ():
                 if doubt.told:
                     click.echo(f"      ⚠ {doubt.sentence(hit.id)}")

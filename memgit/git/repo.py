@@ -10,7 +10,6 @@ import contextlib
 import math
 import os
 import posixpath
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -253,6 +252,8 @@ def _message_file(repo: Repo, message: str) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             if time.time() - old.stat().st_mtime > STALE_MESSAGE_SECONDS:
                 old.unlink()
+    import tempfile  # only a commit needs it: a hook that recalls starts faster
+
     handle, name = tempfile.mkstemp(prefix="commit-message-", suffix=".txt", dir=folder)
     try:
         with os.fdopen(handle, "wb") as out:

@@ -11,8 +11,11 @@ recall answers from keywords and anchors for those memories meanwhile. The job:
   the git dir) for its whole life and writes its pid there; a second job exits at once. The
   git hooks' sync after a pull takes the same lock (`hold`) while it embeds, so whichever of
   the two starts second leaves the embedding to the first;
-- runs at low priority (`os.nice`) and embeds in batches of `EMBED_BATCH`, committing
-  each, so a kill loses at most one batch and the next job continues from there;
+- runs at low priority and on one core (`lower_priority`): nice 10, Linux's idle scheduling
+  class (it gets a core only when nothing else wants it, so an agent's hook is not slowed
+  by it), pinned to one CPU, and one thread in onnxruntime, the tokenizer and BLAS; it
+  embeds in batches of `EMBED_BATCH`, committing each, so a kill loses at most one batch
+  and the next job continues from there;
 - exits when nothing is pending;
 - fails open: any error is one line in `embed.log` (next to the index) and an exit, never
   an error in a recall; after a failure no job starts for `RETRY_SECONDS`.
@@ -40,6 +43,35 @@ from memgit.git import localstate
 RETRY_SECONDS = 600.0
 NICE = 10
 SYSPATH_ENV = "MEMGIT_EMBED_SYSPATH"
+#: Thread counts of the libraries an embedder runs on (onnxruntime's own is set by memgit's
+#: embedders): one each, so the job takes one core, not every core.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+              "RAYON_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def lower_priority() -> list[str]:
+    """Make this process (the job) yield to everything else: nice `NICE`, the idle scheduling
+    class where there is one (Linux), one CPU, one thread per library. Returns what could not
+    be done (each is best effort: the job runs anyway)."""
+    missed = []
+    os.environ.update(ONE_THREAD)  # before any embedder is loaded: the libraries read them then
+    try:
+        os.nice(NICE)
+    except OSError as exc:
+        missed.append(f"nice: {exc}")
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except OSError as exc:
+            missed.append(f"idle scheduling: {exc}")
+    if hasattr(os, "sched_getaffinity"):
+        try:
+            cpus = sorted(os.sched_getaffinity(0))
+            if len(cpus) > 1:
+                os.sched_setaffinity(0, {cpus[-1]})  # the last: interactive work tends to start on the first
+        except OSError as exc:
+            missed.append(f"one CPU: {exc}")
+    return missed
 
 
 def lock_path(db_path: Path) -> Path:
@@ -95,7 +127,7 @@ def _start(db_path: Path, embedder_name: str) -> str:
     except OSError:
         pass
     paths = [os.path.abspath(p) for p in sys.path if p]
-    env = {**os.environ, SYSPATH_ENV: os.pathsep.join(paths)}
+    env = {**os.environ, **ONE_THREAD, SYSPATH_ENV: os.pathsep.join(paths)}
     try:
         subprocess.Popen(
             launch.argv("memgit.embedjob", str(db_path), embedder_name),

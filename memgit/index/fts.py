@@ -12,14 +12,24 @@ Everything here is pure and cheap to import.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Sequence
 
 from memgit.memory.format import CJK_CLASS
 
-_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_HAS_CJK = re.compile(f"[{CJK_CLASS}]")
+
+@functools.cache
+def _cjk(pattern: str) -> re.Pattern[str]:
+    """A CJK pattern compiled on first use (~10 ms each: most stores and queries are ASCII)."""
+    return re.compile(pattern.format(cjk=CJK_CLASS))
+
+
+def _has_cjk(text: str) -> bool:
+    return not text.isascii() and max(text) >= CJK_CLASS[0] and _cjk("[{cjk}]").search(text) is not None
+
+
 # What unicode61 keeps in a token: letters and digits (underscore separates, like `\W`).
 _WORD = re.compile(r"[^\W_]+")
 
@@ -37,9 +47,9 @@ def segment(text: str) -> str:
     A one-character run stays as it is. Other text is untouched, so the tokenizer still
     sees English words, paths and identifiers as before.
     """
-    if not text or not _HAS_CJK.search(text):
+    if not text or not _has_cjk(text):
         return text
-    return _CJK_RUN.sub(_bigrams, text)
+    return _cjk("[{cjk}]+").sub(_bigrams, text)
 
 
 def _bigrams(match: re.Match[str]) -> str:
@@ -165,7 +175,7 @@ def keyword_scale(n_rows: int, terms: Sequence[str], hits: Sequence[int],
 
     def weight(i: int) -> float:
         value = idf_smooth(n_rows, hits[i])
-        if hits[i] == 0 and _HAS_CJK.match(terms[i]):
+        if hits[i] == 0 and not terms[i].isascii() and _cjk("[{cjk}]").match(terms[i]):
             value *= CJK_MISS_WEIGHT
         return value
 

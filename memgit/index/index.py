@@ -116,6 +116,7 @@ class Index:
     def close(self) -> None:
         """Close the database; the index cannot be used afterwards."""
         self.db.close()
+        self.vectors.close()
 
     @property
     def vectors_on(self) -> bool:

@@ -29,8 +29,8 @@ from typing import Any, Callable
 from memgit.errors import MemgitError
 from memgit.index import embedjob
 from memgit.index import sqlite as sq
-from memgit.index import warm as warm_mod
 from memgit.index.db import Database
+from memgit.index.vectorcache import VectorCache, path_for
 
 Progress = Callable[[int, int], None]
 
@@ -75,6 +75,7 @@ class Vectors:
         self._failed: str | None = None  # why the embedder could not load
         self._failed_at = 0.0  # when (time.monotonic()): a long-lived process tries again later
         self._last: tuple[str, bytes] | None = None  # the last query and its vector
+        self._cache: VectorCache | None = None
 
     @property
     def conn(self) -> sq.Connection:
@@ -197,11 +198,37 @@ class Vectors:
                 docs).fetchall()
             if rows:
                 texts = [embed_text(r[1], r[2]) for r in rows]
-                embedded += self._store(rows, texts, embedder.embed(texts))
+                embedded += self._store(rows, texts, self._vectors(embedder, texts))
             done += len(docs)
             if progress:
                 progress(done, total)
         return embedded, self.pending()
+
+    def cache(self) -> VectorCache | None:
+        """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""
+        if self._cache is None and self.db.path is not None and not self.db.in_memory:
+            self._cache = VectorCache(path_for(self.db.path), self.db.driver)
+        return self._cache
+
+    def close(self) -> None:
+        """Close the cache's connection (the next embedding opens it again)."""
+        if self._cache is not None:
+            self._cache.close()
+
+    def _vectors(self, embedder: Any, texts: list[str]) -> list[bytes]:
+        """The texts' float32 vectors: from the cache when computed before, else embedded (and kept)."""
+        cache = self.cache()
+        shas = [text_sha(t) for t in texts]
+        model = str(embedder.id)
+        known = cache.get(model, shas, 4 * int(embedder.dim)) if cache is not None else {}
+        missing = [i for i, sha in enumerate(shas) if sha not in known]
+        if missing:
+            fresh = embedder.embed([texts[i] for i in missing])
+            made = {shas[i]: vector.astype("float32").tobytes() for i, vector in zip(missing, fresh)}
+            if cache is not None:
+                cache.put(model, made.items())
+            known.update(made)
+        return [known[sha] for sha in shas]
 
     def _defer(self, pending: int) -> None:
         """Too many to embed during a call: start the background job, or ask for a reindex."""
@@ -218,15 +245,14 @@ class Vectors:
         self.db.warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
                                      f"(recall uses keywords, anchors and the vectors it has){where}")
 
-    def _store(self, rows: list[Any], texts: list[str], vectors: Any) -> int:
+    def _store(self, rows: list[Any], texts: list[str], vectors: list[bytes]) -> int:
         """Write one batch in one transaction; returns how many were stored."""
         stored = 0
         with self.db.transaction() as conn:
-            for (doc, _title, _body, sha), text, vector in zip(rows, texts, vectors):
+            for (doc, _title, _body, sha), text, blob in zip(rows, texts, vectors):
                 now = conn.execute("SELECT sha, vec_sha FROM memories WHERE doc = ?", (doc,)).fetchone()
                 if now is None or now[0] != sha or now[1] is not None:
                     continue  # changed or embedded by another process meanwhile
-                blob = vector.astype("float32").tobytes()
                 conn.execute("INSERT OR REPLACE INTO vectors (doc, embedding) VALUES (?, ?)", (doc, blob))
                 conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
                              (blob, doc))
@@ -250,6 +276,8 @@ class Vectors:
         return blob
 
     def _embed_query(self, text: str) -> bytes | None:
+        from memgit.index import warm as warm_mod  # sockets only when a query is embedded
+
         warm = self.warm and self._embedder is None and not self._changed()
         if warm:
             stored_id = self.db.meta("embedder_id")

@@ -16,6 +16,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["extract_anchors", "normalize_anchor", "query_anchors"]
@@ -28,7 +29,6 @@ _CJK = "\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-
 # URLs, e-mail addresses and CJK are dealt with per token, and only for the few tokens
 # that are not plain words.
 _TOKEN = re.compile(r"[\w./\-:~]+")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
 _URL_REST = re.compile(r"[^\s<>\"'`)\]]*")
 _EMAIL_DOMAIN = re.compile(r"@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}(?::[\w./\-~]*)?")
 _SINGLE_COLON = re.compile(r"(?<!:):(?!:)")
@@ -74,6 +74,12 @@ _SLASH_WORDS = frozenset({
 # fmt: on
 
 
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    """Compiled on first use (a CJK token): the class costs milliseconds to compile."""
+    return re.compile(f"[{_CJK}]+")
+
+
 def extract_anchors(*texts: str) -> list[str]:
     """The anchors in `texts`, in order of first appearance, original spelling kept.
 
@@ -115,7 +121,7 @@ def extract_anchors(*texts: str) -> list[str]:
             if token.isascii():
                 anchors = _token_anchors(token, is_call)
             else:
-                pieces = _CJK_RUN.split(token)
+                pieces = _cjk_run().split(token)
                 anchors = [
                     a
                     for i, p in enumerate(pieces)

@@ -7,24 +7,29 @@ The CLI, the agent hooks (`memgit.agents.briefing`) and the MCP server all recal
 
 from __future__ import annotations
 
-from typing import Collection, Sequence
+from typing import Any, Collection, Sequence
 
 from memgit.errors import MemgitError
 from memgit.git import localstate
 from memgit.index.workspace import Workspace
-from memgit.recall import codecheck
+from memgit.recall import codecheck, provenance, scopes
 from memgit.recall import recall as recall_mod
-from memgit.recall import scopes
 from memgit.recall.hit import Hit
 from memgit.recall.inject import HEADER, Injection, fit
 
 
 def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | None = None,
            kinds: Sequence[str] | None = None, min_score: float | None = None,
-           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True) -> list[Hit]:
+           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True,
+           at: str | None = None, mark: bool = True) -> list[Hit]:
     """The memories that best answer `query`, best first, leaving out the `known` ones (what
     memgit already gave the session), the user store's merged in (`memgit.recall.scopes`);
-    with `record`, logged in `recalls.jsonl`."""
+    with `record`, logged in `recalls.jsonl`. With `mark`, each project hit says whether it was
+    reviewed (`memgit.recall.provenance`). With `at`, from the memories of that commit instead
+    (`memgit.recall.asof`: no user store, nothing logged)."""
+    if at is not None:
+        return _recall_at(ws, at, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
+                          budget_tokens=budget_tokens, include_archived=include_archived, known=known)
     config = ws.config
     k = config.recall_k if k is None else k
     skip = set(known)
@@ -43,18 +48,24 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
     hits = codecheck.annotate(ws, [h for h in hits if h.id not in skip][:k])
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
         user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
-        include_archived=include_archived, known=known, record=False))
+        include_archived=include_archived, known=known, record=False, mark=False))
     if theirs:
         hits = scopes.merge(hits, theirs, k)
         hits = list(fit(hits, budget_tokens).hits) if budget_tokens is not None else hits
     if record:
         log(ws, query, hits)
-    return hits
+    return provenance.mark(ws, hits) if mark else hits
+
+
+def _recall_at(ws: Workspace, rev: str, query: str, k: int | None, **options: Any) -> list[Hit]:
+    from memgit.recall import asof  # only `recall --at` reads a commit's memories
+
+    return asof.recall(ws, rev, query, k, **options)
 
 
 def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequence[str] | None = None,
            k: int | None = None, budget: int | None = None, min_score: float | None = None,
-           known: Collection[str] = (), record: bool = True) -> Injection:
+           known: Collection[str] = (), record: bool = True, at: str | None = None) -> Injection:
     """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
     memory, floor) applied to `recall`; see `Memgit.inject`."""
     c = ws.config
@@ -63,7 +74,7 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
     if budget < 1 or k < 1:
         raise MemgitError("the budget and k must be at least 1")
     floor = c.inject_min_score if min_score is None else min_score
-    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False)
+    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False, at=at)
     given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
     if record:
         log(ws, query, given.hits)

@@ -10,6 +10,20 @@ from memgit.memory.format import Memory
 if TYPE_CHECKING:
     from memgit.recall.codecheck import CodeState
 
+#: What `Review.state` says about a memory, compared with the default branch's copy.
+REVIEW_STATES = ("reviewed", "changed", "unreviewed")
+
+
+@dataclass(frozen=True)
+class Review:
+    """Whether a person has merged a memory (`memgit.recall.provenance`): `state` is
+    "reviewed" (the default branch `branch` holds it as recalled), "changed" (it holds
+    another version: edited here since) or "unreviewed" (only this branch has it, or no
+    commit yet)."""
+
+    state: str
+    branch: str
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -29,6 +43,7 @@ class Hit:
     scope: str = "project"
     #: Its anchors checked against the work tree (`memgit.recall.codecheck`); None: no code anchors.
     code: "CodeState | None" = field(default=None, compare=False)
+    review: Review | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
@@ -44,7 +59,16 @@ class Hit:
             "scope": self.scope,
             "memory": memory,
             **self._code_dict(),
+            "trust": trust(self),
         }
 
     def _code_dict(self) -> dict[str, Any]:
         return {"code": self.code.to_dict()} if self.code is not None else {}
+
+
+def trust(hit: Hit) -> dict[str, Any]:
+    """Who wrote a hit's memory (its `source`: user, static, or inferred, an agent's) and
+    whether it was reviewed ("unknown" with no default branch to compare with)."""
+    review = hit.review
+    return {"source": hit.memory.source, "review": review.state if review else "unknown",
+            "branch": review.branch if review else None}

@@ -104,6 +104,7 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
     m = hit.memory
     title = f"### {m.title}"
     head = f"{title}\n`{m.id}` · {m.kind} · {hit.path if hit.scope == 'project' else hit.scope + ' memory'}"
+    head += trust_note(hit)
     room = per_memory
     if room is not None and count_tokens(head) > room:
         head = title if count_tokens(title) <= room else "### " + _cut(m.title, room - 1)
@@ -133,6 +134,26 @@ def _code_lines(hit: Hit) -> str:
         return ""
     told = [d for d in hit.code.doubts if d.told]
     return "".join(f"\n> ⚠ {doubt.sentence(hit.id)}" for doubt in told[:3])
+
+
+#: How each source is named where an agent reads it.
+SOURCE_WORDS = {"user": "from the user", "static": "read from the code", "inferred": "agent-written"}
+
+
+def trust_note(hit: Hit) -> str:
+    """What the id line says about who wrote a memory and whether a person merged it
+    (`memgit.recall.provenance`): nothing for a user's reviewed memory, the common case, so
+    that the words stand out where they matter (" · agent-written, not merged into main")."""
+    review = hit.review
+    source = hit.memory.source
+    if source == "user" and (review is None or review.state == "reviewed"):
+        return ""
+    if review is None:
+        return f" · {SOURCE_WORDS.get(source, source)}"
+    branch = review.branch.removeprefix("origin/")
+    said = {"reviewed": f"reviewed on {branch}", "changed": f"edited since {branch}",
+            "unreviewed": f"not merged into {branch}"}.get(review.state, review.state)
+    return f" · {SOURCE_WORDS.get(source, source)}, {said}"
 
 
 def _cut(text: str, tokens: int) -> str:

@@ -59,6 +59,8 @@ class Usage:
     by_id: dict[str, MemoryUsage] = field(default_factory=lambda: defaultdict(MemoryUsage))
     recall_events: list[tuple[datetime, tuple[str, ...]]] = field(default_factory=list)
     feedback_events: list[tuple[datetime, str, str]] = field(default_factory=list)
+    #: (when, memory id, transcript): a capture found the user saying again what the memory held
+    restated_events: list[tuple[datetime, str, str]] = field(default_factory=list)
 
     def of(self, memory_id: str) -> MemoryUsage:
         return self.by_id.get(memory_id) or MemoryUsage()
@@ -93,7 +95,26 @@ def load(git_dir: Path | None) -> Usage:
             one.used_sessions.add(str(record.get("session") or when.date().isoformat()))
             if one.last_used is None or when > one.last_used:
                 one.last_used = when
+    usage.restated_events = restated(git_dir)
     return usage
+
+
+def restated(git_dir: Path) -> list[tuple[datetime, str, str]]:
+    """`restated.jsonl` (written by capture): each time a user said again what a memory held,
+    as (when, memory id, transcript), oldest first. One line of a transcript is one
+    restatement, however often it was logged: a session captured again, or applied after
+    being kept pending, finds the same line again (and the memory its first capture wrote from
+    that line), which the user did not say twice."""
+    seen: dict[tuple[str, str], tuple[datetime, str]] = {}
+    for record in _lines(localstate.restated(git_dir)):
+        when = parse_time(str(record.get("time", "")))
+        mid, transcript, line = record.get("memory"), record.get("transcript"), record.get("line")
+        if when is None or not isinstance(mid, str) or not mid:
+            continue
+        key = (str(transcript or ""), str(line))
+        if key not in seen:
+            seen[key] = (when, mid)
+    return sorted(((when, mid, transcript) for (transcript, _), (when, mid) in seen.items()), key=lambda e: e[0])
 
 
 def record_feedback(
@@ -163,6 +184,9 @@ def stats(
     ages.sort()
     new = [m for m in memories if since is None or (parse_time(m.created) or now) >= since]
     repeat_ids = {a for a, _ in repeats}
+    restated = [(mid, transcript) for when, mid, transcript in usage.restated_events
+                if since is None or when >= since]
+    most = Counter(mid for mid, _ in restated).most_common(5)
     counts: Mapping[str, Counter[str]] = {
         "kind": Counter(m.kind for m in memories),
         "source": Counter(m.source for m in memories),
@@ -178,6 +202,10 @@ def stats(
         "new_memories": len(new),
         "repeats": len(repeat_ids),
         "repeat_rate": round(len(repeat_ids) / len(new), 3) if new else None,
+        "restated": len(restated),
+        "restated_memories": len({mid for mid, _ in restated}),
+        "restated_sessions": len({transcript for _, transcript in restated}),
+        "most_restated": dict(most),
         **{f"by_{name}": dict(sorted(c.items())) for name, c in counts.items()},
     }
 

@@ -21,6 +21,11 @@ from memgit.memory.format import Memory
 from memgit.recall.usage import Usage
 
 
+#: Where a reflect run is, for a progress bar: the stage starting (`"duplicates"`), how many
+#: stages are done, how many there are. Reflect reports through it and never prints.
+Progress = Callable[[str, int, int], None]
+
+
 @dataclass
 class Inputs:
     """What reflect reads: memories with their file texts, problems, vectors, usage, git."""

@@ -38,7 +38,7 @@ from memgit.recall.usage import days_between, parse_time
 from memgit.reflect.anchorcheck import Checker, Finding, churned, looks_like_path
 from memgit.reflect.duplicates import Detector, merge, rank
 from memgit.reflect.lifecycle import Lifecycle
-from memgit.reflect.proposals import FileChange, Inputs, Proposal, Reflection
+from memgit.reflect.proposals import FileChange, Inputs, Progress, Proposal, Reflection
 from memgit.reflect.supersession import find
 
 CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "hygiene")
@@ -47,12 +47,19 @@ CATEGORIES = ("duplicates", "supersessions", "stale", "eviction", "promotion", "
 # -- the engine --------------------------------------------------------------------------------
 
 
-def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] = ()) -> Reflection:
-    """Every proposal for the store described by `inputs`; see the module docstring."""
+def propose(inputs: Inputs, *, only: Sequence[str] = (), exclude: Sequence[str] = (),
+            progress: Progress | None = None) -> Reflection:
+    """Every proposal for the store described by `inputs`; see the module docstring. Each
+    step is reported to `progress` as it starts (and "done" at the end)."""
     unknown = sorted(set(only) - set(CATEGORIES))
     if unknown:
         raise MemgitError(f"unknown kind of proposal {unknown[0]!r}; use {', '.join(CATEGORIES)}")
-    return _Engine(inputs, set(only) or set(CATEGORIES), set(exclude)).run()
+    return _Engine(inputs, set(only) or set(CATEGORIES), set(exclude)).run(progress)
+
+
+def steps(only: Sequence[str]) -> int:
+    """How many steps `propose` runs for `only`: what a progress bar counts."""
+    return len(set(only) & set(CATEGORIES) or set(CATEGORIES))
 
 
 class _Engine(Lifecycle):
@@ -151,7 +158,7 @@ class _Engine(Lifecycle):
 
     # -- run -----------------------------------------------------------------------------------
 
-    def run(self) -> Reflection:
+    def run(self, progress: Progress | None = None) -> Reflection:
         steps = (
             ("duplicates", self.duplicates),
             ("supersessions", self.supersessions),
@@ -161,9 +168,13 @@ class _Engine(Lifecycle):
             ("hygiene", self.hygiene),
         )
         self.detector: Detector | None = None
-        for name, step in steps:
-            if name in self.only:
-                step()
+        chosen = [(name, step) for name, step in steps if name in self.only]
+        for done, (name, step) in enumerate(chosen):
+            if progress is not None:
+                progress(name, done, len(chosen))
+            step()
+        if progress is not None:
+            progress("done", len(chosen), len(chosen))
         return Reflection(
             tuple(self.proposals),
             tuple(dict.fromkeys(self.problems)),

@@ -28,7 +28,8 @@ from memgit.recall import usage as usage_mod
 from memgit.recall.usage import parse_time
 from memgit.reflect import decisions
 from memgit.reflect.duplicates import Detector
-from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose
+from memgit.reflect.proposals import Progress
+from memgit.reflect.reflect import Inputs, Proposal, Reflection, propose, steps
 
 #: Reflect embeds up to this many memories without a vector before comparing (~35 ms each
 #: with MiniLM, so at most ~10 s once); past that it leaves them to the background job and
@@ -125,18 +126,29 @@ def reflect(
     split: bool = False,
     branch: str | None = None,
     now: datetime | None = None,
+    progress: Progress | None = None,
 ) -> Outcome:
-    """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`."""
+    """Propose (and with `apply` or `branch`, commit) reflect's changes; see `Memgit.reflect`.
+    `progress` is told each stage as it starts: reading the store, then each step of reflect."""
     now = now or usage_mod.utc_now()
     excluded = _resolve(ws, exclude)
+
+    def run() -> Reflection:
+        total = steps(only) + 1
+        if progress is not None:
+            progress("reading the store", 0, total)
+        inputs = gather(ws, now, anchors=_wants_anchors(only))
+        told = None if progress is None else (lambda stage, done, _: progress(stage, done + 1, total))
+        return propose(inputs, only=only, exclude=excluded, progress=told)
+
     if not apply and branch is None:
-        return Outcome(propose(gather(ws, now, anchors=_wants_anchors(only)), only=only, exclude=excluded))
+        return Outcome(run())
     repo = ws.writer.repo()
     # Under the write lock, which first finishes a change a killed command left behind
     # (so its files do not count as uncommitted work).
     with ws.writer.writing():
         _refuse_dirty(ws, repo)
-        reflection = propose(gather(ws, now, anchors=_wants_anchors(only)), only=only, exclude=excluded)
+        reflection = run()
         commits = _commits(reflection, split)
         if branch is not None:
             shas = (

@@ -114,7 +114,10 @@ class ChangeSet:
         if not self.ops:
             return None
         self._save(journal)
-        paths = self._write_all()
+        try:
+            paths = self._write_all()
+        except MemgitError as exc:  # a file memgit may not write: the journal stays, and the error says so
+            raise type(exc)(f"{exc}.\nThe change is kept in memgit's journal: {WAYS_OUT}.") from None
         return _commit_then_drop(journal, commit, paths, self)
 
     def _save(self, journal: Path) -> None:

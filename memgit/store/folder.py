@@ -8,7 +8,6 @@ or the new file, never half of one.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
@@ -207,6 +206,8 @@ class Store:
         return self.write_text(memory.path, fmt.dump(memory))
 
     def write_text(self, rel: str, text: str) -> Path:
+        import tempfile  # only a write needs it: a hook that recalls starts faster
+
         path = self.path_of(rel)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
