@@ -39,7 +39,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-import speed
+import speed  # benchmarks/speed.py: the generated memories
+
+require = speed.require
 
 
 def log(message: str) -> None:
@@ -191,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             codecheck.annotate(ws, plain[q])
             cold.append((time.perf_counter() - start) * 1000)
+        require(all(hits_of.values()), "a query recalled nothing: there is no check to time")
+        require(states["changed"] > 0 and states["no anchors"] == 0,
+                f"the hits are not what the figure claims (changed and fresh code anchors): {states}")
         cache = Prints(repo, repo / ".git").cache_file
         size = cache.stat().st_size if cache is not None and cache.exists() else 0
 
@@ -210,4 +215,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(speed.validity.refuse_on_invalid(main, "code_check"))

@@ -23,6 +23,7 @@ Standard library and memgit only; results on stdout, progress on stderr.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -30,6 +31,21 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+
+def _validity():  # type: ignore[no-untyped-def]
+    """benchmarks/validity.py, loaded by path (see its docstring)."""
+    here = Path(__file__).resolve().parent
+    spec = importlib.util.spec_from_file_location("memgit_bench_validity", here / "validity.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["memgit_bench_validity"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+validity = _validity()
+require = validity.require
 
 
 def log(message: str) -> None:
@@ -55,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     from memgit.reflect import doubts
 
     git_dir = args.git.resolve()
+    found = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "--verify", "--quiet", "HEAD"],
+                           capture_output=True, check=False)
+    require(found.returncode == 0, f"{git_dir} is not a git dir with a HEAD")
     repo = Repo(root=git_dir, git_dir=git_dir)
     text = (args.data / "memories.jsonl").read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -68,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     dates = dict(line.split(" ", 1)[::-1]
                  for line in git(git_dir, "log", "--all", "--format=%ct %H").splitlines())
     log(f"{len(shas)} of {len(rows)} memories' commits found")
+    require(len(shas) > len(rows) // 2, f"only {len(shas)} of {len(rows)} memories' commits are in {git_dir}")
 
     start = time.perf_counter()
     memories: list[tuple[Memory, str, int]] = []
@@ -109,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         if (i + 1) % 25 == 0:
             log(f"{i + 1}/{len(merges)} pull requests")
 
+    require(len(costs) == len(merges) > 0, "no pull request (merge commit) to replay")
+    require(sum(flagged) > 0, "no pull request made any memory doubtful: nothing was measured")
+
     def pct(values: list[float], q: float) -> float:
         values = sorted(values)
         return values[min(len(values) - 1, round(q * (len(values) - 1)))]
@@ -131,4 +154,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(validity.refuse_on_invalid(main, "doubts_replay"))
