@@ -82,6 +82,12 @@ def restated(git_dir: Path) -> Path:
     return folder(git_dir) / "restated.jsonl"
 
 
+def mainline(git_dir: Path) -> Path:
+    """The default branch's memory files (blob ids) at its last tip seen: a new process need not
+    ask git for them again until the branch moves."""
+    return folder(git_dir) / "mainline.json"
+
+
 def rotated(path: Path) -> Path:
     """The older file a log rotates into (`recalls.jsonl` → `recalls.jsonl.1`)."""
     return path.with_name(path.name + ".1")
