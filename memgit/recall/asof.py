@@ -120,10 +120,11 @@ def at(ws: Workspace, rev: str) -> Past:
         blobs = staging.read_blobs(repo, [entry.blob for entry in chosen]) if chosen else {}
         written: dict[str, str] = {}
         stats: dict[str, seed.Copied] = {}
+        made: set[Path] = {folder}
         for entry in chosen:
             data = blobs.get(entry.blob)
             rel = entry.path[len(prefix):]
-            st = None if data is None else _write(folder, rel, data, warn)
+            st = None if data is None else _write(folder, rel, data, warn, made)
             if st is not None and data is not None:
                 written[entry.path] = entry.blob
                 stats[rel] = seed.Copied(hashlib.sha1(data).hexdigest(), st)
@@ -175,14 +176,16 @@ def _reuse(ws: Workspace, index: Index, files: Mapping[str, seed.Copied]) -> int
         return 0
 
 
-def _write(folder: Path, rel: str, data: bytes, warn: Warn) -> Stat | None:
+def _write(folder: Path, rel: str, data: bytes, warn: Warn, made: set[Path]) -> Stat | None:
     """Write one file of the commit under `folder` (new files only, never through a link),
     dated `WRITTEN_NS` (never "racy" for the index's change detection); its stat, or None,
     said, when this file system cannot hold it (a name too long, two names that differ
-    only in case)."""
+    only in case). `made`: the folders made so far (made once each)."""
     path = folder / rel
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
