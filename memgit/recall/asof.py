@@ -7,10 +7,9 @@ second index kept on disk that could drift: the commit's memory files are writte
 temporary folder, indexed into a throwaway in-memory index, and the folder is removed. Most
 files of a commit are byte for byte the work tree's: their rows are copied from the work
 tree's index where its content hash (sha1 of the bytes) confirms them (`memgit.index.seed`),
-and only the others are parsed and indexed (7 s -> about 1 s for the first question on a 1k
-store; see docs/benchmarks.md). The
-index answers with the keyword and anchor channels, not vectors (embedding a whole old store
-would take minutes). A commit never changes, so a process keeps its last `KEEP` such indexes
+and only the others are parsed and indexed (2-3× faster for a commit near the work tree;
+docs/benchmarks.md). The index answers with the keyword and anchor channels, not vectors
+(embedding a whole old store would take minutes). A commit never changes, so a process keeps its last `KEEP` such indexes
 by commit: an MCP server asked about one release again pays once.
 
 A commit's tree is as untrusted as a work tree: only plain files with a memory's name outside
