@@ -139,3 +139,28 @@ def test_without_a_readable_work_tree_index_every_file_is_read(repo: Path, mem: 
     past = asof.at(store.workspace, "v1")
     assert past.reused == 0
     assert contents(past.index) == contents(checkout_index(repo, store, "v1", tmp_path))
+
+
+def test_a_reused_file_that_the_commit_makes_a_copy_is_read_again(repo: Path, mem: memgit.Memgit,
+                                                                  tmp_path: Path) -> None:
+    """v2 holds two files declaring one id: the one named for it is the original. The work
+    tree deleted that one since, so its index holds the other as the id's owner; at v2 that
+    reused row must become the copy, as a checkout of v2 has it."""
+    mem.remember("Deploys go to the blue pool first.", title="Deploy order")
+    folder = repo / ".memory"
+    (folder / "aaa-notes.md").write_text("---\nid: m-zz1\ntitle: Zebra notes\n---\nThe zebra service "
+                                         "restarts nightly.\n", encoding="utf-8")
+    (folder / "topic-zz1.md").write_text("---\nid: m-zz1\ntitle: Zebra topic\n---\nThe zebra service "
+                                         "owns the stripes table.\n", encoding="utf-8")
+    git(repo, "add", "-A", ".memory")
+    git(repo, "commit", "-q", "-m", "memory: two files, one id")
+    git(repo, "tag", "v2")
+    git(repo, "rm", "-q", ".memory/topic-zz1.md")
+    git(repo, "commit", "-q", "-m", "memory: the original removed")
+    assert [h.id for h in mem.recall("zebra service", record=False)] == ["m-zz1"]
+    past = asof.at(mem.workspace, "v2")
+    assert past.reused == 2  # the deploy memory and aaa-notes.md, which v2 then makes a copy
+    held = contents(past.index)
+    assert held == contents(checkout_index(repo, mem, "v2", tmp_path))
+    owners = {row[0]: row[2] for row in held["files"]}
+    assert owners["topic-zz1.md"] == "m-zz1" and owners["aaa-notes.md"] != "m-zz1"
