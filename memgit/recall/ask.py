@@ -10,24 +10,26 @@ from __future__ import annotations
 from typing import Collection, Sequence
 
 from memgit.errors import MemgitError
-from memgit.git import localstate
+from memgit.git import cochange, localstate
 from memgit.index.workspace import Workspace
 from memgit.recall import recall as recall_mod
 from memgit.recall import scopes
-from memgit.recall.hit import Hit
+from memgit.recall.hit import Hit, Hits
 from memgit.recall.inject import HEADER, Injection, fit
 
 
 def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | None = None,
            kinds: Sequence[str] | None = None, min_score: float | None = None,
-           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True) -> list[Hit]:
+           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True,
+           deep: bool = False) -> Hits:
     """The memories that best answer `query`, best first, leaving out the `known` ones (what
     memgit already gave the session), the user store's merged in (`memgit.recall.scopes`);
-    with `record`, logged in `recalls.jsonl`."""
+    with `record`, logged in `recalls.jsonl`. `deep`: follow the links of the best hits
+    (`memgit.recall.deep`; files that change together from this repository's history)."""
     config = ws.config
     k = config.recall_k if k is None else k
     skip = set(known)
-    hits = recall_mod.recall(
+    found = recall_mod.recall(
         ws.index,
         query,
         k=k + len(skip),
@@ -38,22 +40,34 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         include_archived=include_archived,
         config=config,
         path_prefix=ws.path_prefix(),
+        deep=deep,
+        cochange=(lambda: cochange.partners(repo)) if (repo := ws.repo) is not None else None,
     )
-    hits = [h for h in hits if h.id not in skip][:k]
+    hits = [h for h in found if h.id not in skip][:k]
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
         user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
-        include_archived=include_archived, known=known, record=False))
+        include_archived=include_archived, known=known, record=False, deep=deep))
     if theirs:
         hits = scopes.merge(hits, theirs, k)
         hits = list(fit(hits, budget_tokens).hits) if budget_tokens is not None else hits
     if record:
         log(ws, query, hits)
-    return hits
+    degraded(ws, found)
+    return Hits(hits, found.how)
+
+
+def degraded(ws: Workspace, found: Hits) -> None:
+    """Say (on stderr, or in the hooks' log for a hook) when a recall ran without vectors, or
+    without them for some candidates, and why; not when vectors are turned off by choice."""
+    use = found.how.vectors if found.how is not None else None
+    if use is not None and use.state not in ("used", "disabled"):
+        ws.warn(f"recall without vectors ({use.state}): {use.detail}" if not use.used
+                else f"recall with vectors for some memories only: {use.detail}")
 
 
 def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequence[str] | None = None,
            k: int | None = None, budget: int | None = None, min_score: float | None = None,
-           known: Collection[str] = (), record: bool = True) -> Injection:
+           known: Collection[str] = (), record: bool = True, deep: bool = False) -> Injection:
     """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
     memory, floor) applied to `recall`; see `Memgit.inject`."""
     c = ws.config
@@ -62,7 +76,7 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
     if budget < 1 or k < 1:
         raise MemgitError("the budget and k must be at least 1")
     floor = c.inject_min_score if min_score is None else min_score
-    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False)
+    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False, deep=deep)
     given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
     if record:
         log(ws, query, given.hits)
