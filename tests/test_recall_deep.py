@@ -19,7 +19,6 @@ from typing import Any, Sequence
 import pytest
 
 import memgit
-from memgit.recall import adaptive, timing
 
 
 class PrefixEmbedder:
@@ -180,6 +179,8 @@ def test_weights_are_chosen_per_query_kind(repo: Path, mem: memgit.Memgit) -> No
         how = json.loads(done.stdout)[0]["how"]
         assert how["query_kind"] == kind, query
         assert how["weights"] == {"keyword": keyword, "vector": vector, "anchor": anchor}, query
+    from memgit.recall import adaptive
+
     assert adaptive.shape("settings").kind == "words"
     explained = cli(repo, "recall", "src/config.py::load_settings", "--explain")
     assert "query: identifier; weights keyword 0.50  vector 0.30  anchor 0.60" in explained.stdout
@@ -267,6 +268,8 @@ def test_time_questions_use_the_memories_dates(history: memgit.Memgit) -> None:
     before = history.recall("where did we store orders before the migration?", k=3, min_score=0)
     assert before.how is not None and before.how.time == "before"
     assert ids(before).index("db-1") < ids(before).index("db-2")
+    from memgit.recall import timing
+
     assert timing.question("when did we switch databases?") is not None
     assert timing.question("how are configs parsed?") is None
 
