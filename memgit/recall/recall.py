@@ -95,7 +95,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     unknown = sorted(set(kinds or ()) - set(config.kinds))
     if unknown:
         raise MemgitError(f"unknown kind {unknown[0]!r}; use one of {', '.join(config.kinds)}")
-    pool = max(deep_mod.POOL if deep else POOL, 3 * k)
+    pool = max(POOL, 3 * k)
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
     exact = list(found.exact)

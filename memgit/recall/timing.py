@@ -34,12 +34,16 @@ TIME_WEIGHT = 0.25
 #: Only this many of the best candidates are reordered.
 TOP = 30
 
-_RECENT = re.compile(r"\b(latest|most recent|recently|currently|current|now|nowadays|still|anymore|"
-                     r"switched|changed to|moved to|replaced|these days|up to date|today's)\b", re.I)
-_EARLY = re.compile(r"\b(first|originally|original|initially|initial|earliest|used to|at first|"
-                    r"in the beginning|to begin with)\b", re.I)
-_RELATIVE = re.compile(r"\b(after|before|since|until|prior to)\s+(?:the\s+|we\s+|our\s+|a\s+|an\s+)?([^?.!,;]{3,80})",
+# Cues chosen to be rare in code talk: "current directory", "first element", "used to mock"
+# and "before touching it" are not questions about when.
+_RECENT = re.compile(r"\b(latest|most recent|recently|currently|nowadays|these days|anymore|any more|still|"
+                     r"right now|now)\b", re.I)
+_EARLY = re.compile(r"\b(originally|original|initially|initial|at first|in the beginning|to begin with|"
+                    r"we used to|used to be|first (?:chose|picked|used|decided|added|introduced|set up))\b", re.I)
+_RELATIVE = re.compile(r"\b(after|before|since|until|prior to)\s+((?:the|our|that|this|last|we|they)\s+[^?.!,;]{3,80})",
                        re.I)
+#: "before/after X" asks about memories' time only in a question about the past.
+_PAST = re.compile(r"\b(did|was|were|had|decided|chose|switched|changed|moved|replaced)\b", re.I)
 _WINDOW = re.compile(r"\b(today|yesterday|this week|last week|this month|last month|(\d{1,3}) days? ago)\b", re.I)
 _WHEN = re.compile(r"\bwhen (did|was|were|have|had|do|does)\b", re.I)
 
@@ -78,10 +82,11 @@ def question(query: str, now: datetime | None = None) -> TimeQuestion | None:
         days = int(window.group(2))
         return TimeQuestion("window", since=day - timedelta(days=days), until=day - timedelta(days=days - 1))
     relative = _RELATIVE.search(query)
-    if relative:
+    if relative and _PAST.search(query):
         side = relative.group(1).lower()
         kind = "after" if side in ("after", "since") else "before"
-        return TimeQuestion(kind, reference=relative.group(2).strip())
+        reference = re.sub(r"^(the|our|that|this|last|we|they)\s+", "", relative.group(2).strip(), flags=re.I)
+        return TimeQuestion(kind, reference=reference)
     if _RECENT.search(query):
         return TimeQuestion("recent")
     if _EARLY.search(query):
