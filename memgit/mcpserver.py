@@ -91,15 +91,17 @@ def build(mem: "Memgit") -> "MCPServer":
         kinds: Kinds = None,
         budget: Annotated[int | None, Field(ge=1, description="Token budget for all returned memories.")] = None,
         include_archived: bool = False,
-        deep: Annotated[bool, Field(description="Also follow the best hits' links (same entity, supersedes, same "
-                                                "session, co-changed files, memories naming each other): for "
-                                                "questions whose answer is spread over memories.")] = False,
+        deep: Annotated[bool, Field(
+            description="Also follow the best hits' links (same entity, supersedes, same session, co-changed "
+                        "files, memories naming each other): for questions whose answer is spread over "
+                        "memories.")] = False,
     ) -> dict[str, Any]:
         """Find the memories that best answer a query, best first, each with its body and front-matter.
 
         An empty `hits` list means nothing relevant is known; `vectors` says whether the search used
         vectors and, if not, why."""
-        found = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived, deep=deep)
+        found = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived,
+                           deep=deep)
         how = found.how.to_dict() if found.how is not None else None
         hits = list(found)
         reason = "nothing relevant found" if not hits else None

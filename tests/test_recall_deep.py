@@ -52,11 +52,18 @@ def git(cwd: Path, *args: str) -> str:
 
 def write(folder: Path, memory_id: str, title: str, body: str, **front: Any) -> None:
     """A memory file as a person (or another memgit) wrote it."""
-    lines = [f"id: {memory_id}", f"title: {title}", f"kind: {front.pop('kind', 'fact')}",
-             "confidence: 0.9", f"source: {front.pop('source', 'user')}"]
+    lines = [
+        f"id: {memory_id}",
+        f"title: {title}",
+        f"kind: {front.pop('kind', 'fact')}",
+        "confidence: 0.9",
+        f"source: {front.pop('source', 'user')}",
+    ]
     for key, value in front.items():
         lines.append(f"{key}: {json.dumps(value)}")
-    (folder / f"{memory_id}.md").write_text("---\n" + "\n".join(lines) + f"\n---\n\n{body}\n", encoding="utf-8")
+    (folder / f"{memory_id}.md").write_text(
+        "---\n" + "\n".join(lines) + f"\n---\n\n{body}\n", encoding="utf-8"
+    )
 
 
 def commit_all(repo: Path, message: str = "memories") -> None:
@@ -65,8 +72,15 @@ def commit_all(repo: Path, message: str = "memories") -> None:
 
 
 def cli(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memgit", *args], cwd=repo, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "memgit", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+    )
 
 
 def ids(hits: Sequence[Any]) -> list[str]:
@@ -81,24 +95,70 @@ def linked(repo: Path, mem: memgit.Memgit) -> Path:
     """A seed memory about invoice rounding, and one memory per link kind that shares none
     of the query's words."""
     folder = repo / ".memory"
-    write(folder, "seed", "Invoice totals are rounded half-even",
-          "Banker's rounding on invoice totals; see note-ledger for the ledger side.",
-          entity="src/billing.py", files=["src/billing.py"], task_id="t-42", created="2025-03-01T10:00:00+00:00")
-    write(folder, "same-entity", "Currency codes come from ISO 4217",
-          "Three-letter codes only.", entity="src/billing.py", created="2025-01-01T09:00:00+00:00")
-    write(folder, "same-task", "Stripe webhooks are retried by the worker",
-          "The worker retries with backoff.", task_id="t-42", created="2025-03-01T10:30:00+00:00")
-    write(folder, "note-ledger", "Ledger entries are immutable",
-          "Corrections are new entries.", created="2024-06-01T00:00:00+00:00")
-    write(folder, "names-seed", "Tax export format",
-          "The CSV export follows seed for its amounts.", created="2024-07-01T00:00:00+00:00")
-    write(folder, "newer", "Checkout uses the payment intents API",
-          "Replaces the charges API.", supersedes=["older"], created="2025-04-01T00:00:00+00:00")
-    write(folder, "older", "Invoice totals computed by the charges API",
-          "Legacy.", created="2024-01-01T00:00:00+00:00")
-    write(folder, "partner", "PDF layout of receipts",
-          "Receipts are A4.", entity="src/receipts.py", files=["src/receipts.py"],
-          created="2023-01-01T00:00:00+00:00")
+    write(
+        folder,
+        "seed",
+        "Invoice totals are rounded half-even",
+        "Banker's rounding on invoice totals; see note-ledger for the ledger side.",
+        entity="src/billing.py",
+        files=["src/billing.py"],
+        task_id="t-42",
+        created="2025-03-01T10:00:00+00:00",
+    )
+    write(
+        folder,
+        "same-entity",
+        "Currency codes come from ISO 4217",
+        "Three-letter codes only.",
+        entity="src/billing.py",
+        created="2025-01-01T09:00:00+00:00",
+    )
+    write(
+        folder,
+        "same-task",
+        "Stripe webhooks are retried by the worker",
+        "The worker retries with backoff.",
+        task_id="t-42",
+        created="2025-03-01T10:30:00+00:00",
+    )
+    write(
+        folder,
+        "note-ledger",
+        "Ledger entries are immutable",
+        "Corrections are new entries.",
+        created="2024-06-01T00:00:00+00:00",
+    )
+    write(
+        folder,
+        "names-seed",
+        "Tax export format",
+        "The CSV export follows seed for its amounts.",
+        created="2024-07-01T00:00:00+00:00",
+    )
+    write(
+        folder,
+        "newer",
+        "Checkout uses the payment intents API",
+        "Replaces the charges API.",
+        supersedes=["older"],
+        created="2025-04-01T00:00:00+00:00",
+    )
+    write(
+        folder,
+        "older",
+        "Invoice totals computed by the charges API",
+        "Legacy.",
+        created="2024-01-01T00:00:00+00:00",
+    )
+    write(
+        folder,
+        "partner",
+        "PDF layout of receipts",
+        "Receipts are A4.",
+        entity="src/receipts.py",
+        files=["src/receipts.py"],
+        created="2023-01-01T00:00:00+00:00",
+    )
     src = repo / "src"
     src.mkdir()
     for n in range(3):  # src/billing.py and src/receipts.py change together, three times
@@ -118,8 +178,13 @@ def test_deep_follows_every_link_kind(linked: Path) -> None:
     deep = mem.recall(query, k=10, min_score=0, include_archived=True, deep=True)
     by_id = {h.id: h for h in deep}
     assert deep.how is not None and deep.how.deep is True
-    expected = {"same-entity": "link:entity", "same-task": "link:session", "note-ledger": "link:names",
-                "names-seed": "link:names", "partner": "link:cochange"}
+    expected = {
+        "same-entity": "link:entity",
+        "same-task": "link:session",
+        "note-ledger": "link:names",
+        "names-seed": "link:names",
+        "partner": "link:cochange",
+    }
     for memory_id, link in expected.items():
         assert memory_id not in ids(shallow), memory_id
         assert link in by_id[memory_id].channels, (memory_id, by_id[memory_id].channels)
@@ -132,26 +197,41 @@ def test_deep_follows_every_link_kind(linked: Path) -> None:
 
 
 def test_deep_from_the_cli_and_mcp(linked: Path) -> None:
-    done = cli(linked, "recall", "how are invoice totals rounded?", "--deep", "--json", "-k", "10", "--min-score", "0")
+    done = cli(
+        linked,
+        "recall",
+        "how are invoice totals rounded?",
+        "--deep",
+        "--json",
+        "-k",
+        "10",
+        "--min-score",
+        "0",
+    )
     assert done.returncode == 0, done.stderr
     hits = json.loads(done.stdout)
     assert any("link:session" in h["channels"] for h in hits)
     assert all(h["how"]["deep"] is True for h in hits)
-    plain = json.loads(cli(linked, "recall", "how are invoice totals rounded?", "--json", "-k", "10",
-                           "--min-score", "0").stdout)
+    plain = json.loads(
+        cli(
+            linked, "recall", "how are invoice totals rounded?", "--json", "-k", "10", "--min-score", "0"
+        ).stdout
+    )
     assert not any(name.startswith("link:") for h in plain for name in h["channels"])
 
     pytest.importorskip("mcp")
     import anyio
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(linked),
-                                   env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memgit", "mcp"], cwd=str(linked), env=dict(os.environ)
+    )
 
     async def main() -> Any:
         async with Client(params) as client:
-            deep = await client.call_tool("recall", {"query": "how are invoice totals rounded?", "k": 10,
-                                                     "deep": True})
+            deep = await client.call_tool(
+                "recall", {"query": "how are invoice totals rounded?", "k": 10, "deep": True}
+            )
             plain = await client.call_tool("recall", {"query": "nothing like this zzqx"})
             return deep.structured_content, plain.structured_content
 
@@ -160,7 +240,10 @@ def test_deep_from_the_cli_and_mcp(linked: Path) -> None:
     assert "same-task" in [h["id"] for h in deep_result["hits"]]
     # even an empty answer says whether vectors were used, and why not
     assert empty["hits"] == [] and empty["vectors"] == {
-        "used": False, "state": "disabled", "why": 'embeddings are turned off (embedder = "none")'}
+        "used": False,
+        "state": "disabled",
+        "why": 'embeddings are turned off (embedder = "none")',
+    }
 
 
 # -- fusion that adapts to the query -------------------------------------------------------
@@ -171,7 +254,12 @@ def test_weights_are_chosen_per_query_kind(repo: Path, mem: memgit.Memgit) -> No
     cases = {
         "src/config.py::load_settings": ("identifier", 0.5, 0.3, 0.6),
         "why do we only load the settings once at start-up?": ("question", 0.5, 0.9, 0.4),
-        "change load_settings so that it reloads the settings when the file changes": ("mixed", 0.5, 0.6, 0.4),
+        "change load_settings so that it reloads the settings when the file changes": (
+            "mixed",
+            0.5,
+            0.6,
+            0.4,
+        ),
     }
     for query, (kind, keyword, vector, anchor) in cases.items():
         done = cli(repo, "recall", query, "--json", "--min-score", "0")
@@ -190,13 +278,20 @@ def test_weights_are_chosen_per_query_kind(repo: Path, mem: memgit.Memgit) -> No
 
 
 RULES = "\n".join(
-    [f"- Rule {n}: keep module {n} small and give every public function a docstring and type hints."
-     for n in range(1, 9)]
-    + ["- Never translate EBCDIC by hand: decode mainframe records with the codec table in codecs.py.",
-       "- Format with the project formatter before committing."])
+    [
+        f"- Rule {n}: keep module {n} small and give every public function a docstring and type hints."
+        for n in range(1, 9)
+    ]
+    + [
+        "- Never translate EBCDIC by hand: decode mainframe records with the codec table in codecs.py.",
+        "- Format with the project formatter before committing.",
+    ]
+)
 
 
-def test_a_long_note_is_found_by_the_passage_that_answers(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_note_is_found_by_the_passage_that_answers(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", EMBEDDER)
     mem = memgit.open(repo, warn=lambda message: None)
     mem.init()
@@ -216,25 +311,42 @@ def test_a_long_note_is_found_by_the_passage_that_answers(repo: Path, monkeypatc
     # the memory stays the unit: one hit, not one per passage
     assert ids(hits).count("code-style") == 1
     # an edited note's passages are embedded again, a forgotten one's go with it
-    write(folder, "code-style", "Code style", RULES.replace(
-        "Never translate EBCDIC by hand: decode mainframe records with the codec table in codecs.py.",
-        "Prefer small commits."), kind="convention")
+    write(
+        folder,
+        "code-style",
+        "Code style",
+        RULES.replace(
+            "Never translate EBCDIC by hand: decode mainframe records with the codec table in codecs.py.",
+            "Prefer small commits.",
+        ),
+        kind="convention",
+    )
     mem.index.sync(embed="all")
     assert dict(mem.index.search(query, limit=10).channels.vector or ()).get("code-style", 0.0) < 0.3
     commit_all(repo)
     mem.forget("code-style", hard=True)
     mem.index.sync(embed="all")
-    rows = mem.index.conn.execute("SELECT count(*) FROM passage_vectors WHERE doc NOT IN "
-                                  "(SELECT doc FROM memories)").fetchone()[0]
+    rows = mem.index.conn.execute(
+        "SELECT count(*) FROM passage_vectors WHERE doc NOT IN (SELECT doc FROM memories)"
+    ).fetchone()[0]
     assert rows == 0
 
 
 def test_a_flag_word_does_not_outrank_the_note_titled_with_the_answer(repo: Path, mem: memgit.Memgit) -> None:
     folder = repo / ".memory"
-    write(folder, "extras", "Optional extras", "Install them with pip install 'pkg[s3,gcs]'; they are not in the "
-                                               "default install.")
-    write(folder, "ci", "CI setup", "The CI job runs uv sync --all-extras then pytest; caching is keyed "
-                                    "by the lock file and the Python version.")
+    write(
+        folder,
+        "extras",
+        "Optional extras",
+        "Install them with pip install 'pkg[s3,gcs]'; they are not in the default install.",
+    )
+    write(
+        folder,
+        "ci",
+        "CI setup",
+        "The CI job runs uv sync --all-extras then pytest; caching is keyed "
+        "by the lock file and the Python version.",
+    )
     commit_all(repo)
     hits = mem.recall("how do I install the optional extras?", k=2, min_score=0)
     assert ids(hits)[0] == "extras"
@@ -246,14 +358,38 @@ def test_a_flag_word_does_not_outrank_the_note_titled_with_the_answer(repo: Path
 @pytest.fixture
 def history(repo: Path, mem: memgit.Memgit) -> memgit.Memgit:
     folder = repo / ".memory"
-    write(folder, "db-1", "The database is PostgreSQL", "We store orders in PostgreSQL.",
-          created="2024-01-10T00:00:00+00:00")
-    write(folder, "migration", "Migration to SQLite finished", "The data moved to SQLite.",
-          created="2024-06-01T00:00:00+00:00")
-    write(folder, "db-2", "The database is SQLite", "We store orders in SQLite since the move.",
-          created="2024-06-02T00:00:00+00:00", updated="2024-06-03T00:00:00+00:00")
-    for n, topic in enumerate(["logging", "linting", "releases", "docs", "fixtures", "tracing", "retries", "locales"]):
-        write(folder, f"other-{n}", f"How {topic} work", f"Notes on {topic}.", created=f"2024-0{n + 1}-15T00:00:00+00:00")
+    write(
+        folder,
+        "db-1",
+        "The database is PostgreSQL",
+        "We store orders in PostgreSQL.",
+        created="2024-01-10T00:00:00+00:00",
+    )
+    write(
+        folder,
+        "migration",
+        "Migration to SQLite finished",
+        "The data moved to SQLite.",
+        created="2024-06-01T00:00:00+00:00",
+    )
+    write(
+        folder,
+        "db-2",
+        "The database is SQLite",
+        "We store orders in SQLite since the move.",
+        created="2024-06-02T00:00:00+00:00",
+        updated="2024-06-03T00:00:00+00:00",
+    )
+    for n, topic in enumerate(
+        ["logging", "linting", "releases", "docs", "fixtures", "tracing", "retries", "locales"]
+    ):
+        write(
+            folder,
+            f"other-{n}",
+            f"How {topic} work",
+            f"Notes on {topic}.",
+            created=f"2024-0{n + 1}-15T00:00:00+00:00",
+        )
     commit_all(repo)
     return mem
 
@@ -281,7 +417,10 @@ def test_every_result_says_whether_vectors_were_used(repo: Path, mem: memgit.Mem
     mem.remember("The cache key includes the locale", entity="src/cache.py")
     done = cli(repo, "recall", "what is in the cache key?", "--json")
     assert json.loads(done.stdout)[0]["vectors"] == {
-        "used": False, "state": "disabled", "why": 'embeddings are turned off (embedder = "none")'}
+        "used": False,
+        "state": "disabled",
+        "why": 'embeddings are turned off (embedder = "none")',
+    }
     broken = {"MEMGIT_INDEX_EMBEDDER": "no_such_module_zz:Embedder"}
     done = cli(repo, "recall", "what is in the cache key?", "--json", env=broken)
     vectors = json.loads(done.stdout)[0]["vectors"]
@@ -294,11 +433,23 @@ def test_every_result_says_whether_vectors_were_used(repo: Path, mem: memgit.Mem
 
 def test_the_hooks_log_says_when_recall_ran_without_vectors(repo: Path, mem: memgit.Memgit) -> None:
     mem.remember("The cache key includes the locale", entity="src/cache.py")
-    payload = json.dumps({"session_id": "s-1", "cwd": str(repo), "hook_event_name": "UserPromptSubmit",
-                          "prompt": "what goes into the cache key?"})
-    done = subprocess.run([sys.executable, "-m", "memgit.hookrun", "claude", "user-prompt"], input=payload.encode(),
-                          cwd=repo, capture_output=True, timeout=120, check=False,
-                          env={**os.environ, "MEMGIT_INDEX_EMBEDDER": "no_such_module_zz:Embedder"})
+    payload = json.dumps(
+        {
+            "session_id": "s-1",
+            "cwd": str(repo),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "what goes into the cache key?",
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "memgit.hookrun", "claude", "user-prompt"],
+        input=payload.encode(),
+        cwd=repo,
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "MEMGIT_INDEX_EMBEDDER": "no_such_module_zz:Embedder"},
+    )
     assert done.returncode == 0
     log = (repo / ".git" / "memgit" / "hooks.log").read_text()
     assert "claude user-prompt: recall without vectors (failed)" in log

@@ -23,8 +23,9 @@ from memgit.errors import MemgitError
 @click.option("--explain", is_flag=True,
               help="Show the absolute relevance and the strength of every channel (keyword, vector, anchor).")
 @click.option("--session", metavar="ID", help="Leave out memories memgit already gave this agent session.")
-@click.option("--deep", is_flag=True, help="Also follow the best hits' links (same entity, supersedes, same session, "
-                                         "files changed together, memories naming each other) and rank the union.")
+@click.option("--deep", is_flag=True,
+              help="Also follow the best hits' links (same entity, supersedes, same session, files changed "
+                   "together, memories naming each other) and rank the union.")
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
@@ -38,8 +39,8 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     output = "json" if as_json else output
     mem = open_memgit(ctx)
     if output == "markdown":
-        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score,
-                           deep=deep)
+        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget,
+                           min_score=min_score, deep=deep)
         if given.text:
             click.echo(given.text, nl=False)
         if given.reason:

@@ -44,7 +44,11 @@ def partners(repo: Repo) -> Partners:
     path = cache_path(repo.git_dir)
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(cached, dict) and cached.get("head") == sha and isinstance(cached.get("partners"), dict):
+        if (
+            isinstance(cached, dict)
+            and cached.get("head") == sha
+            and isinstance(cached.get("partners"), dict)
+        ):
             return cached["partners"]
     except (OSError, ValueError):
         pass
@@ -59,15 +63,22 @@ def partners(repo: Repo) -> Partners:
 def mine(repo: Repo) -> Partners:
     """The co-change counts of HEAD's last `MAX_COMMITS` commits (see the module docstring)."""
     try:
-        result = runner.run(["log", "--no-renames", "--name-only", "--format=%x1e", f"-n{MAX_COMMITS}"], repo.root)
+        result = runner.run(
+            ["log", "--no-renames", "--name-only", "--format=%x1e", f"-n{MAX_COMMITS}"], repo.root
+        )
     except MemgitError:
         return {}
     if result.returncode != 0:
         return {}
     counts: dict[str, dict[str, int]] = {}
     for record in result.stdout.split("\x1e")[1:]:
-        files = sorted({line.strip() for line in record.splitlines()
-                        if line.strip() and not line.strip().startswith(SKIP_PREFIX)})
+        files = sorted(
+            {
+                line.strip()
+                for line in record.splitlines()
+                if line.strip() and not line.strip().startswith(SKIP_PREFIX)
+            }
+        )
         if len(files) < 2 or len(files) > MAX_FILES:
             continue
         for a in files:
@@ -75,5 +86,8 @@ def mine(repo: Repo) -> Partners:
             for b in files:
                 if a != b:
                     mine_a[b] = mine_a.get(b, 0) + 1
-    return {a: {b: n for b, n in others.items() if n >= MIN_SHARED}
-            for a, others in counts.items() if any(n >= MIN_SHARED for n in others.values())}
+    return {
+        a: {b: n for b, n in others.items() if n >= MIN_SHARED}
+        for a, others in counts.items()
+        if any(n >= MIN_SHARED for n in others.values())
+    }

@@ -476,7 +476,8 @@ class Index:
         """Why the vector channel did not run (or ran for only some candidates)."""
         if ran:
             if vectorless:
-                return VectorUse("partial", f"{vectorless} candidate(s) have no vector yet (embedding pending)")
+                return VectorUse("partial",
+                                 f"{vectorless} candidate(s) have no vector yet (embedding pending)")
             return VectorUse()
         reason = self.vectors_reason()
         if reason is None:

@@ -27,8 +27,10 @@ PASSAGE_CHARS = 400
 #: At most this many passages a memory (the rest of a very long note is left to keywords).
 MAX_PASSAGES = 12
 
-TABLE = ("CREATE TABLE IF NOT EXISTS passage_vectors (doc INTEGER NOT NULL, n INTEGER NOT NULL, "
-         "sha TEXT NOT NULL, embedding BLOB NOT NULL, PRIMARY KEY (doc, n))")
+TABLE = (
+    "CREATE TABLE IF NOT EXISTS passage_vectors (doc INTEGER NOT NULL, n INTEGER NOT NULL, "
+    "sha TEXT NOT NULL, embedding BLOB NOT NULL, PRIMARY KEY (doc, n))"
+)
 _BREAK = re.compile(r"(?<=\n)|(?<=[.!?])\s+")
 
 
@@ -60,8 +62,12 @@ def split(title: str, body: str) -> list[str]:
 
 
 def exists(conn: Any) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'passage_vectors'").fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'passage_vectors'"
+        ).fetchone()
+        is not None
+    )
 
 
 def ensure(conn: Any) -> None:
@@ -73,13 +79,17 @@ def pending(conn: Any, limit: int | None = None) -> list[tuple[int, str, str, st
     """`(doc, title, body, sha)` of the embedded long memories whose passages are missing or
     stale, shortest first; at most `limit`."""
     have = exists(conn)
-    stale = ("AND NOT EXISTS (SELECT 1 FROM passage_vectors p WHERE p.doc = m.doc AND p.sha = m.sha)"
-             if have else "")
+    stale = (
+        "AND NOT EXISTS (SELECT 1 FROM passage_vectors p WHERE p.doc = m.doc AND p.sha = m.sha)"
+        if have
+        else ""
+    )
     rows = conn.execute(
         "SELECT m.doc, m.title, m.body, m.sha FROM memories m WHERE m.vec_sha IS NOT NULL "
         f"AND length(m.title) + length(m.body) > ? {stale} ORDER BY length(m.body), m.doc"
         + (" LIMIT ?" if limit is not None else ""),
-        (LONG_CHARS, *(() if limit is None else (limit,)))).fetchall()
+        (LONG_CHARS, *(() if limit is None else (limit,))),
+    ).fetchall()
     return [(int(r[0]), str(r[1]), str(r[2] or ""), str(r[3] or "")) for r in rows]
 
 
@@ -90,8 +100,10 @@ def count_pending(conn: Any) -> int:
 def store(conn: Any, doc: int, sha: str, blobs: Iterable[bytes]) -> None:
     """Replace one memory's passage vectors (inside the caller's write transaction)."""
     conn.execute("DELETE FROM passage_vectors WHERE doc = ?", (doc,))
-    conn.executemany("INSERT INTO passage_vectors (doc, n, sha, embedding) VALUES (?, ?, ?, ?)",
-                     ((doc, n, sha, blob) for n, blob in enumerate(blobs, start=1)))
+    conn.executemany(
+        "INSERT INTO passage_vectors (doc, n, sha, embedding) VALUES (?, ?, ?, ?)",
+        ((doc, n, sha, blob) for n, blob in enumerate(blobs, start=1)),
+    )
 
 
 def delete(conn: Any, doc: int) -> None:
@@ -112,7 +124,9 @@ def best(conn: Any, query_vector: bytes, k: int) -> dict[int, tuple[float, int]]
         return {}
     rows = conn.execute(
         "SELECT doc, n, coalesce(vec_distance_cosine(embedding, ?1), 1.0) AS d FROM passage_vectors "
-        "ORDER BY d LIMIT ?2", (query_vector, k * 4)).fetchall()
+        "ORDER BY d LIMIT ?2",
+        (query_vector, k * 4),
+    ).fetchall()
     out: dict[int, tuple[float, int]] = {}
     for doc, n, distance in rows:
         if doc not in out:

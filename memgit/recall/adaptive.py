@@ -66,5 +66,6 @@ def shape(query: str) -> Shape:
 def weights_for(kind: str, base: Weights) -> Weights:
     """The configured weights `base` scaled for a query of `kind`."""
     keyword, vector, anchor = MULTIPLIERS.get(kind, (1.0, 1.0, 1.0))
-    return replace(base, keyword=base.keyword * keyword, vector=base.vector * vector,
-                   anchor=base.anchor * anchor)
+    return replace(
+        base, keyword=base.keyword * keyword, vector=base.vector * vector, anchor=base.anchor * anchor
+    )

@@ -20,8 +20,8 @@ from memgit.recall.inject import HEADER, Injection, fit
 
 def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | None = None,
            kinds: Sequence[str] | None = None, min_score: float | None = None,
-           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True,
-           deep: bool = False) -> Hits:
+           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (),
+           record: bool = True, deep: bool = False) -> Hits:
     """The memories that best answer `query`, best first, leaving out the `known` ones (what
     memgit already gave the session), the user store's merged in (`memgit.recall.scopes`);
     with `record`, logged in `recalls.jsonl`. `deep`: follow the links of the best hits
@@ -76,7 +76,8 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
     if budget < 1 or k < 1:
         raise MemgitError("the budget and k must be at least 1")
     floor = c.inject_min_score if min_score is None else min_score
-    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False, deep=deep)
+    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False,
+                  deep=deep)
     given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
     if record:
         log(ws, query, given.hits)

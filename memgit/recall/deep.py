@@ -55,8 +55,15 @@ PER_SEED = 6
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,80}")
 
 
-def expand(index: Index, ranked: Sequence[Ranked], *, where: str, args: Sequence[Any],
-           links: Collection[str] = LINKS, cochange: Mapping[str, Mapping[str, int]] | None = None) -> list[Ranked]:
+def expand(
+    index: Index,
+    ranked: Sequence[Ranked],
+    *,
+    where: str,
+    args: Sequence[Any],
+    links: Collection[str] = LINKS,
+    cochange: Mapping[str, Mapping[str, int]] | None = None,
+) -> list[Ranked]:
     """`ranked` with the memories linked to its best `SEEDS` added and the union re-ranked
     (see the module docstring). `where`/`args` filter the linked memories as the search did
     (`memgit.index.channels.filter_sql`); `links` chooses the link kinds followed."""
@@ -73,19 +80,33 @@ def expand(index: Index, ranked: Sequence[Ranked], *, where: str, args: Sequence
 
     def read(conn: Any) -> None:
         for seed in seeds:
-            row = conn.execute("SELECT doc, entity, files, symbols, supersedes, task_id, created, updated, "
-                               "body FROM memories WHERE id = ?", (seed.id,)).fetchone()
+            row = conn.execute(
+                "SELECT doc, entity, files, symbols, supersedes, task_id, created, updated, "
+                "body FROM memories WHERE id = ?",
+                (seed.id,),
+            ).fetchone()
             if row is None:
                 continue
             doc, entity, files, symbols, supersedes, task_id, created, updated, body = row
             files_l = json.loads(files or "[]")
             if "entity" in links:
-                link(seed, "entity", _entity(conn, doc, entity or "", files_l + json.loads(symbols or "[]"),
-                                             where, args))
+                link(
+                    seed,
+                    "entity",
+                    _entity(conn, doc, entity or "", files_l + json.loads(symbols or "[]"), where, args),
+                )
             if "supersedes" in links:
-                link(seed, "supersedes", _supersedes(conn, seed.id, json.loads(supersedes or "[]"), where, args))
+                link(
+                    seed,
+                    "supersedes",
+                    _supersedes(conn, seed.id, json.loads(supersedes or "[]"), where, args),
+                )
             if "session" in links:
-                link(seed, "session", _session(conn, doc, entity or "", task_id, updated or created, where, args))
+                link(
+                    seed,
+                    "session",
+                    _session(conn, doc, entity or "", task_id, updated or created, where, args),
+                )
             if "cochange" in links and cochange:
                 link(seed, "cochange", _cochange(conn, doc, files_l, cochange, where, args))
             if "names" in links:
@@ -107,41 +128,76 @@ def _in_snapshot(index: Index, read: Any) -> None:
         read(conn)
 
 
-def _ids(conn: Any, sql: str, params: Sequence[Any], where: str, args: Sequence[Any], tail: str = "") -> list[str]:
-    return [r[0] for r in conn.execute(f"SELECT m.id FROM memories m WHERE {sql} AND {where} {tail}",
-                                       (*params, *args))]
+def _ids(
+    conn: Any, sql: str, params: Sequence[Any], where: str, args: Sequence[Any], tail: str = ""
+) -> list[str]:
+    return [
+        r[0]
+        for r in conn.execute(f"SELECT m.id FROM memories m WHERE {sql} AND {where} {tail}", (*params, *args))
+    ]
 
 
-def _entity(conn: Any, doc: int, entity: str, anchored: list[str], where: str, args: Sequence[Any]) -> list[str]:
+def _entity(
+    conn: Any, doc: int, entity: str, anchored: list[str], where: str, args: Sequence[Any]
+) -> list[str]:
     keys = sorted({normalize_anchor(a) for a in anchored if a} - {""})
-    out = _ids(conn, "m.entity = ? AND m.entity <> '' AND m.doc <> ?", (entity, doc), where, args,
-               "ORDER BY m.doc LIMIT 50") if entity else []
+    out = (
+        _ids(
+            conn,
+            "m.entity = ? AND m.entity <> '' AND m.doc <> ?",
+            (entity, doc),
+            where,
+            args,
+            "ORDER BY m.doc LIMIT 50",
+        )
+        if entity
+        else []
+    )
     if keys:
         marks = ",".join("?" * len(keys))
-        out += _ids(conn, f"m.doc IN (SELECT a.doc FROM anchors a WHERE a.anchor_key IN ({marks}) "
-                          "AND a.doc <> ? LIMIT 50)", (*keys, doc), where, args)
+        out += _ids(
+            conn,
+            f"m.doc IN (SELECT a.doc FROM anchors a WHERE a.anchor_key IN ({marks}) AND a.doc <> ? LIMIT 50)",
+            (*keys, doc),
+            where,
+            args,
+        )
     return list(dict.fromkeys(out))
 
 
-def _supersedes(conn: Any, memory_id: str, supersedes: list[str], where: str, args: Sequence[Any]) -> list[str]:
+def _supersedes(
+    conn: Any, memory_id: str, supersedes: list[str], where: str, args: Sequence[Any]
+) -> list[str]:
     out = []
     if supersedes:
         marks = ",".join("?" * len(supersedes))
         out += _ids(conn, f"m.id IN ({marks})", supersedes, where, args)
-    out += _ids(conn, "m.supersedes <> '[]' AND EXISTS (SELECT 1 FROM json_each(m.supersedes) j "
-                      "WHERE j.value = ?)", (memory_id,), where, args)
+    out += _ids(
+        conn,
+        "m.supersedes <> '[]' AND EXISTS (SELECT 1 FROM json_each(m.supersedes) j WHERE j.value = ?)",
+        (memory_id,),
+        where,
+        args,
+    )
     return out
 
 
-def _session(conn: Any, doc: int, entity: str, task_id: str | None, when: str | None, where: str,
-             args: Sequence[Any]) -> list[str]:
+def _session(
+    conn: Any, doc: int, entity: str, task_id: str | None, when: str | None, where: str, args: Sequence[Any]
+) -> list[str]:
     """The same task's memories, or the same entity's within SESSION_HOURS; nearest in time first."""
     if task_id:
-        rows = conn.execute(f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.task_id = ? "
-                            f"AND m.doc <> ? AND {where} LIMIT 200", (task_id, doc, *args)).fetchall()
+        rows = conn.execute(
+            f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.task_id = ? "
+            f"AND m.doc <> ? AND {where} LIMIT 200",
+            (task_id, doc, *args),
+        ).fetchall()
     elif entity:
-        rows = conn.execute(f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.entity = ? "
-                            f"AND m.doc <> ? AND {where} LIMIT 500", (entity, doc, *args)).fetchall()
+        rows = conn.execute(
+            f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.entity = ? "
+            f"AND m.doc <> ? AND {where} LIMIT 500",
+            (entity, doc, *args),
+        ).fetchall()
     else:
         return []
     t0 = stamp(when)
@@ -155,8 +211,14 @@ def _session(conn: Any, doc: int, entity: str, task_id: str | None, when: str | 
     return [mid for _, mid in sorted(near)]
 
 
-def _cochange(conn: Any, doc: int, files: list[str], partners: Mapping[str, Mapping[str, int]], where: str,
-              args: Sequence[Any]) -> list[str]:
+def _cochange(
+    conn: Any,
+    doc: int,
+    files: list[str],
+    partners: Mapping[str, Mapping[str, int]],
+    where: str,
+    args: Sequence[Any],
+) -> list[str]:
     together: dict[str, int] = {}
     for path in files:
         for other, n in partners.get(path, {}).items():
@@ -166,8 +228,13 @@ def _cochange(conn: Any, doc: int, files: list[str], partners: Mapping[str, Mapp
     if not keys:
         return []
     marks = ",".join("?" * len(keys))
-    return _ids(conn, f"m.doc IN (SELECT a.doc FROM anchors a WHERE a.anchor_key IN ({marks}) AND a.doc <> ? "
-                      "LIMIT 50)", (*keys, doc), where, args)
+    return _ids(
+        conn,
+        f"m.doc IN (SELECT a.doc FROM anchors a WHERE a.anchor_key IN ({marks}) AND a.doc <> ? LIMIT 50)",
+        (*keys, doc),
+        where,
+        args,
+    )
 
 
 def _names(conn: Any, memory_id: str, body: str, where: str, args: Sequence[Any]) -> list[str]:
@@ -179,14 +246,22 @@ def _names(conn: Any, memory_id: str, body: str, where: str, args: Sequence[Any]
         out += _ids(conn, f"m.id IN ({marks})", tokens, where, args)
     phrase = '"' + memory_id.replace('"', '""') + '"'
     try:
-        out += [r[0] for r in conn.execute(
-            f"SELECT m.id FROM memories_fts f JOIN memories m ON m.doc = f.rowid WHERE memories_fts MATCH ? "
-            f"AND m.id <> ? AND {where} LIMIT 20", (f"body : {phrase}", memory_id, *args))]
+        out += [
+            r[0]
+            for r in conn.execute(
+                "SELECT m.id FROM memories_fts f JOIN memories m ON m.doc = f.rowid "
+                f"WHERE memories_fts MATCH ? "
+                f"AND m.id <> ? AND {where} LIMIT 20",
+                (f"body : {phrase}", memory_id, *args),
+            )
+        ]
     except sq.driver().Error:  # an id FTS5 cannot parse names nothing
         pass
     return list(dict.fromkeys(out))
 
 
-def where_of(include_archived: bool, task_id: str | None, kinds: Sequence[str] | None) -> tuple[str, list[Any]]:
+def where_of(
+    include_archived: bool, task_id: str | None, kinds: Sequence[str] | None
+) -> tuple[str, list[Any]]:
     """The filter linked memories must pass: the one the search used."""
     return channel_sql.filter_sql(include_archived, task_id, kinds)

@@ -14,7 +14,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from memgit.config import Config
 from memgit.errors import MemgitError
@@ -115,8 +115,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         ranked = _by_time(index, ranked, when, include_archived, task_id, kinds)
     if deep:
         where, args = deep_mod.where_of(include_archived, task_id, kinds)
-        ranked = deep_mod.expand(index, ranked, where=where, args=args, links=links,
-                                 cochange=cochange() if cochange is not None and "cochange" in links else None)
+        partners = cochange() if cochange is not None and "cochange" in links else None
+        ranked = deep_mod.expand(index, ranked, where=where, args=args, links=links, cochange=partners)
     how = How(shape.kind, {"keyword": weights.keyword, "vector": weights.vector, "anchor": weights.anchor},
               found.vectors, deep, when.kind if when else None)
 

@@ -36,15 +36,24 @@ TOP = 30
 
 # Cues chosen to be rare in code talk: "current directory", "first element", "used to mock"
 # and "before touching it" are not questions about when.
-_RECENT = re.compile(r"\b(latest|most recent|recently|currently|nowadays|these days|anymore|any more|still|"
-                     r"right now|now)\b", re.I)
-_EARLY = re.compile(r"\b(originally|original|initially|initial|at first|in the beginning|to begin with|"
-                    r"we used to|used to be|first (?:chose|picked|used|decided|added|introduced|set up))\b", re.I)
-_RELATIVE = re.compile(r"\b(after|before|since|until|prior to)\s+((?:the|our|that|this|last|we|they)\s+[^?.!,;]{3,80})",
-                       re.I)
+_RECENT = re.compile(
+    r"\b(latest|most recent|recently|currently|nowadays|these days|anymore|any more|still|"
+    r"right now|now)\b",
+    re.I,
+)
+_EARLY = re.compile(
+    r"\b(originally|original|initially|initial|at first|in the beginning|to begin with|"
+    r"we used to|used to be|first (?:chose|picked|used|decided|added|introduced|set up))\b",
+    re.I,
+)
+_RELATIVE = re.compile(
+    r"\b(after|before|since|until|prior to)\s+((?:the|our|that|this|last|we|they)\s+[^?.!,;]{3,80})", re.I
+)
 #: "before/after X" asks about memories' time only in a question about the past.
 _PAST = re.compile(r"\b(did|was|were|had|decided|chose|switched|changed|moved|replaced)\b", re.I)
-_WINDOW = re.compile(r"\b(today|yesterday|this week|last week|this month|last month|(\d{1,3}) days? ago)\b", re.I)
+_WINDOW = re.compile(
+    r"\b(today|yesterday|this week|last week|this month|last month|(\d{1,3}) days? ago)\b", re.I
+)
 _WHEN = re.compile(r"\bwhen (did|was|were|have|had|do|does)\b", re.I)
 
 
@@ -72,13 +81,19 @@ def question(query: str, now: datetime | None = None) -> TimeQuestion | None:
             return TimeQuestion("window", since=day - timedelta(days=1), until=day)
         if word in ("this week", "last week"):
             start = day - timedelta(days=day.weekday())
-            return (TimeQuestion("window", since=start, until=now) if word == "this week"
-                    else TimeQuestion("window", since=start - timedelta(days=7), until=start))
+            return (
+                TimeQuestion("window", since=start, until=now)
+                if word == "this week"
+                else TimeQuestion("window", since=start - timedelta(days=7), until=start)
+            )
         if word in ("this month", "last month"):
             start = day.replace(day=1)
             before = (start - timedelta(days=1)).replace(day=1)
-            return (TimeQuestion("window", since=start, until=now) if word == "this month"
-                    else TimeQuestion("window", since=before, until=start))
+            return (
+                TimeQuestion("window", since=start, until=now)
+                if word == "this month"
+                else TimeQuestion("window", since=before, until=start)
+            )
         days = int(window.group(2))
         return TimeQuestion("window", since=day - timedelta(days=days), until=day - timedelta(days=days - 1))
     relative = _RELATIVE.search(query)
@@ -109,8 +124,9 @@ def stamp(value: str | None) -> float | None:
     return when.timestamp()
 
 
-def reorder(ranked: Sequence[Ranked], when: Mapping[str, float], q: TimeQuestion,
-            reference: float | None = None) -> list[Ranked]:
+def reorder(
+    ranked: Sequence[Ranked], when: Mapping[str, float], q: TimeQuestion, reference: float | None = None
+) -> list[Ranked]:
     """`ranked` with the best `TOP` scores moved by time (see the module docstring); `when`
     gives each memory's date (seconds), `reference` the date of an "after"/"before" event.
     A memory without a date is left as it is."""
@@ -133,8 +149,13 @@ def reorder(ranked: Sequence[Ranked], when: Mapping[str, float], q: TimeQuestion
         elif q.kind == "window" and q.since is not None and q.until is not None:
             inside = q.since.timestamp() <= t < q.until.timestamp()
             factor[r.id] = 1.0 + TIME_WEIGHT if inside else 1.0 - TIME_WEIGHT
-    moved = [replace(r, score=r.relevance * factor.get(r.id, 1.0),
-                     channels={**r.channels, **({"time": round(factor[r.id], 4)} if r.id in factor else {})})
-             for r in head]
+    moved = [
+        replace(
+            r,
+            score=r.relevance * factor.get(r.id, 1.0),
+            channels={**r.channels, **({"time": round(factor[r.id], 4)} if r.id in factor else {})},
+        )
+        for r in head
+    ]
     moved.sort(key=lambda r: (-r.score, -r.relevance, r.id))
     return moved + tail
