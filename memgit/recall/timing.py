@@ -14,10 +14,11 @@ and, among memories of the same moment (one session's), by their order in the ca
   N days ago): memories dated inside it count more;
 - "when": "when did/was…": the answer is a date, already on every hit; no reordering.
 
-`reorder` applies it to the best `TOP` of the fused ranking: each memory's new score is its
-absolute relevance (the fused score is relative to this query's candidates: of two close
-matches the second gets 0) times a factor between 1 - `TIME_WEIGHT` and 1 + `TIME_WEIGHT`,
-so relevance still leads and time decides between memories about as relevant. Pure: no I/O.
+`reorder` applies it to the best `TOP` of the fused ranking, among the memories about as
+relevant as the best (absolute relevance at least `CLOSE` times the best's): those trade
+places among their own slots by relevance times a factor between 1 - `TIME_WEIGHT` and
+1 + `TIME_WEIGHT`; every other memory keeps its place. So time decides only between
+memories the query cannot tell apart, never lifts a weak match. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from memgit.index.ranking import Ranked
 
 #: How much time can move a score: a factor in [1 - TIME_WEIGHT, 1 + TIME_WEIGHT].
 TIME_WEIGHT = 0.25
-#: Only this many of the best candidates are reordered.
+#: Only this many of the best candidates are reordered,
 TOP = 30
+#: and among them only those at least this relevant relative to the most relevant one.
+CLOSE = 0.8
 
 # Cues chosen to be rare in code talk: "current directory", "first element", "used to mock"
 # and "before touching it" are not questions about when.
@@ -133,12 +136,12 @@ def reorder(
     if q.kind == "when" or not ranked:
         return list(ranked)
     head, tail = list(ranked[:TOP]), list(ranked[TOP:])
-    dated = sorted({when[r.id] for r in head if r.id in when})
+    best = max(r.relevance for r in head)
+    close = [n for n, r in enumerate(head) if r.relevance >= CLOSE * best and r.id in when]
+    dated = sorted({when[head[n].id] for n in close})
     factor: dict[str, float] = {}
-    for r in head:
-        t = when.get(r.id)
-        if t is None:
-            continue
+    for n in close:
+        r, t = head[n], when[head[n].id]
         if q.kind in ("recent", "early") and len(dated) > 1:
             position = dated.index(t) / (len(dated) - 1)  # 0 oldest .. 1 newest; one moment shares one
             lean = position if q.kind == "recent" else 1.0 - position
@@ -149,13 +152,10 @@ def reorder(
         elif q.kind == "window" and q.since is not None and q.until is not None:
             inside = q.since.timestamp() <= t < q.until.timestamp()
             factor[r.id] = 1.0 + TIME_WEIGHT if inside else 1.0 - TIME_WEIGHT
-    moved = [
-        replace(
-            r,
-            score=r.relevance * factor.get(r.id, 1.0),
-            channels={**r.channels, **({"time": round(factor[r.id], 4)} if r.id in factor else {})},
-        )
-        for r in head
-    ]
-    moved.sort(key=lambda r: (-r.score, -r.relevance, r.id))
-    return moved + tail
+    # The close memories trade places among their own slots; every other memory keeps its place.
+    order = sorted((head[n] for n in close), key=lambda r: (-r.relevance * factor.get(r.id, 1.0), r.id))
+    out = list(head)
+    for slot, r in zip(close, order):
+        mark = {"time": round(factor[r.id], 4)} if r.id in factor else {}
+        out[slot] = replace(r, score=head[slot].score, channels={**r.channels, **mark})
+    return out + tail
