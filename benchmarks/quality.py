@@ -389,18 +389,21 @@ def print_set(result: dict) -> list[str]:
 
 
 def print_summary(results: list[dict], states: list[str]) -> None:
-    """Fused R@5 per set (and codemem query type) in each state, side by side."""
+    """R@5 of the fused ranking (and of deep recall, when measured) per set and query type,
+    in each state, side by side."""
     by: dict[tuple[str, str], dict] = {(r["set"], r["after"]): r for r in results}
     names = list(dict.fromkeys(r["set"] for r in results))
-    header = f"{'fused R@5':<32}" + "".join(f"{'after ' + s:>16}" for s in states)
+    rankers = ["fused"] + (["deep"] if any("deep" in r.get("rankers", ()) for r in results) else [])
+    columns = [(s, r) for s in states for r in rankers]
+    header = f"{'R@5':<32}" + "".join(f"{r + ' after ' + s:>22}" for s, r in columns)
     print("\n" + header)
     print("-" * len(header))
     for name in names:
         groups = ["ALL"] + sorted(g for g in by[(name, states[0])]["groups"] if g != "ALL")
         for group in groups:
             label = name if group == "ALL" else f"  {group}"
-            cells = [by[(name, s)]["groups"].get(group, {}).get("fused", {}).get("R@5") for s in states]
-            print(f"{label[:32]:<32}" + "".join(f"{fmt(c, 16)}" for c in cells))
+            cells = [by[(name, s)]["groups"].get(group, {}).get(r, {}).get("R@5") for s, r in columns]
+            print(f"{label[:32]:<32}" + "".join(f"{fmt(c, 22)}" for c in cells))
 
 
 def main(argv: list[str] | None = None) -> int:
