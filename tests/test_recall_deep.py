@@ -304,7 +304,8 @@ def test_a_long_note_is_found_by_the_passage_that_answers(
     query = "EBCDIC mainframe records decode codec"
     found = mem.index.search(query, limit=10)
     vector = dict(found.channels.vector or ())
-    assert vector.get("code-style", 0.0) > 0.3  # the whole-note vector alone never reads that line
+    # the whole-note vector never reads that line (cosine 0); its passage does, at half credit
+    assert vector.get("code-style", 0.0) > 0.2
     assert found.passages.get("code-style", 0) >= 1
     hits = mem.recall(query, k=3, min_score=0)
     assert hits[0].id == "code-style" and hits[0].passage is not None
@@ -322,7 +323,7 @@ def test_a_long_note_is_found_by_the_passage_that_answers(
         kind="convention",
     )
     mem.index.sync(embed="all")
-    assert dict(mem.index.search(query, limit=10).channels.vector or ()).get("code-style", 0.0) < 0.3
+    assert dict(mem.index.search(query, limit=10).channels.vector or ()).get("code-style", 0.0) < 0.1
     commit_all(repo)
     mem.forget("code-style", hard=True)
     mem.index.sync(embed="all")

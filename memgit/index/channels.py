@@ -212,8 +212,9 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
     runs again with the filter inside both stages. A task's own memories are few and may
     miss the global top k, so they are also scored one by one.
 
-    A long memory's strength is its best cosine over its own vector and its passages'
-    (`memgit.index.passages`); `passage_of` gets, for those a passage won, its number.
+    A long memory's passage nearer the query than its own vector lifts its strength by
+    `passages.CREDIT` of the difference (`memgit.index.passages`); `passage_of` gets, for
+    those a passage lifted, its number.
     """
     k = min(4096, limit * 3 + 10)
     size = conn.execute("SELECT max(doc) FROM vectors").fetchone()[0] or 0
@@ -240,12 +241,18 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
 
 
 def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, float]) -> dict[int, int]:
-    """Put into `found` (doc -> cosine distance) each memory's best passage where it is nearer
-    than the memory's own vector; returns doc -> passage number for those."""
+    """Lift in `found` (doc -> cosine distance) each memory whose best passage is nearer the
+    query than its own vector, by `passages.CREDIT` of the difference; returns doc -> passage
+    number for those."""
     won: dict[int, int] = {}
     for doc, (distance, n) in passages.best(conn, query_vector, k).items():
-        if distance < found.get(doc, 2.0):
-            found[doc] = distance
+        own = found.get(doc)
+        if own is None:  # not among the nearest by its own vector: read it
+            row = conn.execute(f"SELECT {_COSINE} FROM vectors v WHERE v.doc = ?2", (query_vector, doc)).fetchone()
+            own = float(row[0]) if row else 1.0
+        credited = own - passages.CREDIT * (own - distance)
+        if credited < own:
+            found[doc] = credited
             won[doc] = n
     return won
 

@@ -5,8 +5,8 @@ prose), so a 1–2k character note (a rules file, a memory bank page) has one ve
 says nothing about its later lines. A memory longer than `LONG_CHARS` also gets one vector
 per passage of its body after the first: about `PASSAGE_CHARS` characters cut at line or
 sentence ends, each prefixed with the memory's title so that the passage keeps its context.
-The memory stays the unit recalled: the vector channel's strength for it is its best cosine
-over its whole-memory vector and its passages' vectors (`best`), and which passage won is
+The memory stays the unit recalled: a passage nearer the query than the memory's own vector
+lifts the memory's vector strength by `CREDIT` of the difference (`best` finds the passages), and which passage won is
 kept (`Found.passages`) so that it can be what is shown.
 
 Passages live in their own plain table, created on first use (`ensure`), keyed by the
@@ -24,6 +24,10 @@ from typing import Any, Iterable
 LONG_CHARS = 600
 #: About how long a passage is (characters of body, the title comes on top).
 PASSAGE_CHARS = 400
+#: How much of a passage's lead over its memory's own vector counts: the vector strength is
+#: own + CREDIT * (best passage - own). 1 would be the best passage alone, which favours long
+#: memories (more passages, more chances of one near chance match).
+CREDIT = 0.5
 #: At most this many passages a memory (the rest of a very long note is left to keywords).
 MAX_PASSAGES = 12
 
