@@ -248,7 +248,8 @@ def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, floa
     for doc, (distance, n) in passages.best(conn, query_vector, k).items():
         own = found.get(doc)
         if own is None:  # not among the nearest by its own vector: read it
-            row = conn.execute(f"SELECT {_COSINE} FROM vectors v WHERE v.doc = ?2", (query_vector, doc)).fetchone()
+            row = conn.execute(f"SELECT {_COSINE} FROM vectors v WHERE v.doc = ?2",
+                               (query_vector, doc)).fetchone()
             own = float(row[0]) if row else 1.0
         credited = own - passages.CREDIT * (own - distance)
         if credited < own:

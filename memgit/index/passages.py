@@ -6,8 +6,8 @@ says nothing about its later lines. A memory longer than `LONG_CHARS` also gets 
 per passage of its body after the first: about `PASSAGE_CHARS` characters cut at line or
 sentence ends, each prefixed with the memory's title so that the passage keeps its context.
 The memory stays the unit recalled: a passage nearer the query than the memory's own vector
-lifts the memory's vector strength by `CREDIT` of the difference (`best` finds the passages), and which passage won is
-kept (`Found.passages`) so that it can be what is shown.
+lifts the memory's vector strength by `CREDIT` of the difference (`best` finds the
+passages), and which passage won is kept (`Found.passages`) so that it can be what is shown.
 
 Passages live in their own plain table, created on first use (`ensure`), keyed by the
 index's `doc` and stamped with the memory's file sha: a changed memory's passages are
