@@ -194,6 +194,11 @@ def test_deep_follows_every_link_kind(linked: Path) -> None:
     # co-change was mined from the real history once and cached per HEAD
     cache = json.loads((linked / ".git" / "memgit" / "cochange.json").read_text())
     assert cache["partners"]["src/billing.py"]["src/receipts.py"] == 3
+    # a damaged cache is mined again, not trusted
+    damaged = {"head": cache["head"], "partners": {"src/billing.py": ["src/receipts.py"]}}
+    (linked / ".git" / "memgit" / "cochange.json").write_text(json.dumps(damaged))
+    again = mem.recall(query, k=10, min_score=0, include_archived=True, deep=True)
+    assert "link:cochange" in {h.id: h for h in again}["partner"].channels
 
 
 def test_deep_from_the_cli_and_mcp(linked: Path) -> None:

@@ -44,12 +44,8 @@ def partners(repo: Repo) -> Partners:
     path = cache_path(repo.git_dir)
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
-        if (
-            isinstance(cached, dict)
-            and cached.get("head") == sha
-            and isinstance(cached.get("partners"), dict)
-        ):
-            return cached["partners"]
+        if isinstance(cached, dict) and cached.get("head") == sha and _valid(cached.get("partners")):
+            return cached["partners"]  # type: ignore[no-any-return]
     except (OSError, ValueError):
         pass
     found = mine(repo)
@@ -58,6 +54,13 @@ def partners(repo: Repo) -> Partners:
     except OSError:
         pass  # a read-only git dir: mined again next time
     return found
+
+
+def _valid(partners: object) -> bool:
+    """Whether a cached value has the shape `partners` returns (a damaged cache is mined again)."""
+    return isinstance(partners, dict) and all(
+        isinstance(others, dict) and all(isinstance(n, int) for n in others.values())
+        for others in partners.values())
 
 
 def mine(repo: Repo) -> Partners:
