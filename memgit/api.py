@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memgit.capture.capture import CaptureProposal
     from memgit.git.memdiff import MemoryChange, Review
     from memgit.index.index import Index, SyncReport
-    from memgit.recall.hit import Hit
+    from memgit.recall.hit import Hit, Hits
     from memgit.recall.inject import Injection
     from memgit.reflect.proposals import Progress
     from memgit.reflect.upkeep import Outcome
@@ -483,17 +483,19 @@ class Memgit:
         record: bool = True,
         session: str | None = None,
         at: str | None = None,
-    ) -> builtins.list["Hit"]:
-        """The memories that best answer `query`, best first.
+        deep: bool = False,
+    ) -> "Hits":
+        """The memories that best answer `query`, best first (`Hits.how`: how they were ranked).
 
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
-        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof).
+        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof);
+        `deep` follows links.
         """
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.recall(self.workspace, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
                           budget_tokens=budget_tokens, include_archived=include_archived,
-                          known=self._known(session), record=record, at=at)
+                          known=self._known(session), record=record, at=at, deep=deep)
 
     def inject(
         self,
@@ -506,6 +508,7 @@ class Memgit:
         min_score: float | None = None,
         record: bool = True,
         at: str | None = None,
+        deep: bool = False,
     ) -> "Injection":
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
@@ -513,7 +516,7 @@ class Memgit:
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.inject(self.workspace, query, task_id=task_id, kinds=kinds, k=k, budget=budget,
-                          min_score=min_score, record=record, at=at)
+                          min_score=min_score, record=record, at=at, deep=deep)
 
     def fit(self, hits: Sequence["Hit"], budget: int) -> "Injection":
         """The best of `hits` that fit in `budget` tokens, and why none did (no header)."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
+from memgit.index.index import VectorUse
 from memgit.memory.format import Memory
 
 #: What `Review.state` says about a memory, compared with the default branch's copy.
@@ -20,6 +21,31 @@ class Review:
 
     state: str
     branch: str
+
+
+@dataclass(frozen=True)
+class How:
+    """How a recall ranked: the query's kind and the channel weights it chose
+    (`memgit.recall.adaptive`), whether vectors were used and why not, deep mode and the
+    time question (`memgit.recall.timing`) if any."""
+
+    query_kind: str
+    weights: Mapping[str, float]
+    vectors: VectorUse
+    deep: bool = False
+    time: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query_kind": self.query_kind, "weights": {k: round(v, 4) for k, v in self.weights.items()},
+                "vectors": self.vectors.to_dict(), "deep": self.deep, "time": self.time}
+
+
+class Hits(list["Hit"]):
+    """A recall's hits, best first, with `how` they were ranked (None when nothing ran)."""
+
+    def __init__(self, hits: Iterable["Hit"] = (), how: How | None = None) -> None:
+        super().__init__(hits)
+        self.how = how
 
 
 @dataclass(frozen=True)
@@ -39,6 +65,8 @@ class Hit:
     memory: Memory = field(compare=False)
     scope: str = "project"
     review: Review | None = field(default=None, compare=False)
+    how: How | None = field(default=None, compare=False)
+    passage: int | None = None  # the passage of a long memory that matched (memgit.index.passages)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
@@ -54,7 +82,17 @@ class Hit:
             "scope": self.scope,
             "memory": memory,
             "trust": trust(self),
+            **self._how_dict(),
         }
+
+    def _how_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.how is not None:
+            out["vectors"] = self.how.vectors.to_dict()
+            out["how"] = self.how.to_dict()
+        if self.passage is not None:
+            out["passage"] = self.passage
+        return out
 
 
 def trust(hit: Hit) -> dict[str, Any]:
