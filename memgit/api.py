@@ -471,19 +471,10 @@ class Memgit:
         return self.workspace.index
 
     def recall(
-        self,
-        query: str,
-        k: int | None = None,
-        *,
-        task_id: str | None = None,
-        kinds: Sequence[str] | None = None,
-        min_score: float | None = None,
-        budget_tokens: int | None = None,
-        include_archived: bool = False,
-        record: bool = True,
-        session: str | None = None,
-        at: str | None = None,
-        deep: bool = False,
+        self, query: str, k: int | None = None, *, task_id: str | None = None,
+        kinds: Sequence[str] | None = None, min_score: float | None = None, budget_tokens: int | None = None,
+        include_archived: bool = False, record: bool = True, session: str | None = None,
+        at: str | None = None, deep: bool = False,
     ) -> "Hits":
         """The memories that best answer `query`, best first (`Hits.how`: how they were ranked).
 
