@@ -3,7 +3,7 @@
 
     python benchmarks/quality.py [SET ...] [--data DIR] [--embedder minilm|none]
                                  [--after import|reindex|both|pull] [--keep DIR]
-                                 [--limit-queries N] [--json OUT]
+                                 [--limit-queries N] [--json OUT] [--deep] [--each-link]
 
 SET is a folder of the development sets directory, passed with --data (default:
 $MEMGIT_EVAL_DIR, else shared/eval in the folder that holds the checkout): codemem-pytest,
@@ -48,6 +48,15 @@ What it does, per set and state:
 
 A run that cannot stand for what it claims prints no figure and exits 2, saying why: vectors
 that did not load with --embedder minilm, no query scored, or a baseline that ranked nothing.
+
+With --deep, a "deep" ranker is added: recall(..., deep=True) (memgit.recall.deep); with
+--each-link also one ranker per link kind ("deep:entity", ...) following that kind alone, so
+the table shows what each link adds per query type.
+
+Every recall says whether it used vectors (`Hits.how.vectors`); a query that ran without
+them, or with them for only some candidates, is counted and the set's header says how many
+and why, and the run lists it among the misses: no figure is reported as if vectors had
+been on when they were not.
 
 With --keep, each ranking is also written as a score.py run file
 (DIR/<set>-<embedder>-<state>/run-<ranker>.jsonl), so `python score.py queries.jsonl run.jsonl`
@@ -193,11 +202,21 @@ def progress_printer(label: str):
     return progress
 
 
-def recall_ids(mem, query: str) -> list[str]:
+def recall_hits(mem, query: str, **deep):
     try:
-        hits = mem.recall(query, k=10, min_score=0, record=False)
-    except TypeError:  # an API without `record`
-        hits = mem.recall(query, k=10, min_score=0)
+        return mem.recall(query, k=10, min_score=0, record=False, **deep)
+    except TypeError:  # an API without `record` or `deep`
+        return mem.recall(query, k=10, min_score=0)
+
+
+def deep_ids(mem, query: str, links) -> list[str]:
+    """Deep recall following only `links` (all when None), through the recall module itself."""
+    from memgit.recall import deep as deep_mod
+    from memgit.recall import recall as recall_mod
+
+    ws = mem.workspace
+    hits = recall_mod.recall(ws.index, query, k=10, min_score=0, config=ws.config, deep=True, sync=False,
+                             links=deep_mod.LINKS if links is None else links)
     return [h.id for h in hits]
 
 
@@ -208,7 +227,8 @@ def channel_ids(candidates) -> list[str] | None:
 
 
 def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | None, scorer,
-             keep: bool, after: str = "reindex", baseline=None) -> dict:
+             keep: bool, after: str = "reindex", baseline=None, deep: bool = False,
+             each_link: bool = False) -> dict:
     """Every query of one set, in the state `after` ("import" or "reindex"), scored."""
     import memgit
 
@@ -250,18 +270,39 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
     if limit:
         queries = queries[:limit]
     require(queries, f"{name}: no query with gold to score")
-    runs: dict[str, dict[str, list[str]]] = {r: {} for r in RANKERS}
+    rankers = list(RANKERS)
+    links: list[str] = []
+    if deep:
+        rankers.append("deep")
+        if each_link:
+            from memgit.recall.deep import LINKS
+            links = list(LINKS)
+            rankers += [f"deep:{link}" for link in links]
+    runs: dict[str, dict[str, list[str]]] = {r: {} for r in rankers}
     base_run = fts5_run(baseline, set_dir, work)
     runs[BASE] = {str(q["qid"]): base_run.get(str(q["qid"]), []) for q in queries}
     require(any(runs[BASE].values()), f"{name}: the FTS5 baseline ranked nothing for any query")
-    avail = {r: 0 for r in RANKERS}
+    avail = {r: 0 for r in rankers}
     recall_ms: list[float] = []
+    degraded: dict[str, int] = {}
     for n, q in enumerate(queries, 1):
         qid, text = str(q["qid"]), q["query"]
         t0 = time.perf_counter()
-        runs["fused"][qid] = recall_ids(mem, text)
+        hits = recall_hits(mem, text)
         recall_ms.append((time.perf_counter() - t0) * 1000)
+        runs["fused"][qid] = [h.id for h in hits]
+        how = getattr(hits, "how", None)
+        state = how.vectors.state if how is not None else "unknown"
+        if state != "used":
+            why = f"{state}: {how.vectors.detail}" if how is not None else "unknown (no Hits.how)"
+            degraded[why] = degraded.get(why, 0) + 1
         avail["fused"] += 1
+        if deep:
+            runs["deep"][qid] = [h.id for h in recall_hits(mem, text, deep=True)]
+            avail["deep"] += 1
+            for link in links:
+                runs[f"deep:{link}"][qid] = deep_ids(mem, text, [link])
+                avail[f"deep:{link}"] += 1
         found = mem.index.search(clean(text), limit=SEARCH_LIMIT)
         for channel in ("keyword", "vector", "anchor"):
             ids = channel_ids(getattr(found.channels, channel))
@@ -288,7 +329,7 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
     table: dict[str, dict[str, dict[str, float]]] = {}
     for group, members in groups.items():
         table[group] = {}
-        for ranker in [*RANKERS, BASE]:
+        for ranker in [*rankers, BASE]:
             rows = [scorer.score_query(scorer.unique([str(g) for g in q["gold"]]),
                                        scorer.unique(runs[ranker][str(q["qid"])])) for q in members]
             table[group][ranker] = {m: sum(r[m] for r in rows) / len(rows) for m in scorer.METRICS}
@@ -298,7 +339,7 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
         "vector_count_end": n_vectors_end,
         "vectors_reason": status.get("vectors_reason"), "embedder": embedder,
         "queries_scored": len(queries), "skipped_no_gold": skipped,
-        "available": avail, "groups": table,
+        "available": avail, "groups": table, "rankers": rankers, "degraded": degraded,
         "recall_ms": {"p50": statistics.median(recall_ms),
                       "p95": sorted(recall_ms)[int(0.95 * (len(recall_ms) - 1))]},
         "limited": bool(limit),
@@ -319,6 +360,11 @@ def print_set(result: dict) -> list[str]:
           f"({result['skipped_no_gold']} without gold skipped){' [--limit-queries]' if result['limited'] else ''}; "
           f"embedder {result['embedder']}, vectors {vec}; recall p50 {result['recall_ms']['p50']:.1f} ms, "
           f"p95 {result['recall_ms']['p95']:.1f} ms")
+    for why, count in sorted(result.get("degraded", {}).items()):
+        if not why.startswith("disabled"):
+            misses.append(f"{name}: {count} queries ran degraded ({why})")
+        print(f"DEGRADED: {count} of {result['queries_scored']} queries recalled without vectors for every "
+              f"candidate: {why}")
     avail = result["available"]
     print("channel available for: " + ", ".join(f"{r} {avail[r]}/{result['queries_scored']}" for r in RANKERS[:3]))
     header = f"{'group':<24} {'n':>4}  {'ranker':<11}" + "".join(f"{m:>8}" for m in SHOWN)
@@ -329,7 +375,7 @@ def print_set(result: dict) -> list[str]:
         data = result["groups"][group]
         n = data["n"]
         first = True
-        for ranker in RANKERS:
+        for ranker in result.get("rankers", RANKERS):
             label = f"{group[:24]:<24} {n:>4}" if first else " " * 29
             first = False
             print(f"{label}  {ranker:<11}" + "".join(f"{data[ranker][m]:8.3f}" for m in SHOWN))
@@ -356,18 +402,21 @@ def print_set(result: dict) -> list[str]:
 
 
 def print_summary(results: list[dict], states: list[str]) -> None:
-    """Fused R@5 per set (and codemem query type) in each state, side by side."""
+    """R@5 of the fused ranking (and of deep recall, when measured) per set and query type,
+    in each state, side by side."""
     by: dict[tuple[str, str], dict] = {(r["set"], r["after"]): r for r in results}
     names = list(dict.fromkeys(r["set"] for r in results))
-    header = f"{'fused R@5':<32}" + "".join(f"{'after ' + s:>16}" for s in states)
+    rankers = ["fused"] + (["deep"] if any("deep" in r.get("rankers", ()) for r in results) else [])
+    columns = [(s, r) for s in states for r in rankers]
+    header = f"{'R@5':<32}" + "".join(f"{r + ' after ' + s:>22}" for s, r in columns)
     print("\n" + header)
     print("-" * len(header))
     for name in names:
         groups = ["ALL"] + sorted(g for g in by[(name, states[0])]["groups"] if g != "ALL")
         for group in groups:
             label = name if group == "ALL" else f"  {group}"
-            cells = [by[(name, s)]["groups"].get(group, {}).get("fused", {}).get("R@5") for s in states]
-            print(f"{label[:32]:<32}" + "".join(f"{fmt(c, 16)}" for c in cells))
+            cells = [by[(name, s)]["groups"].get(group, {}).get(r, {}).get("R@5") for s, r in columns]
+            print(f"{label[:32]:<32}" + "".join(f"{fmt(c, 22)}" for c in cells))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -390,6 +439,9 @@ def main(argv: list[str] | None = None) -> int:
                     "and write the run files; without it everything goes in a temporary folder")
     ap.add_argument("--limit-queries", type=int, metavar="N", help="score only the first N queries of each set")
     ap.add_argument("--json", metavar="OUT", help="also write every figure as JSON here")
+    ap.add_argument("--deep", action="store_true", help="also rank with recall's deep mode (ranker \"deep\")")
+    ap.add_argument("--each-link", action="store_true",
+                    help="with --deep, also one ranker per link kind, following that kind alone")
     args = ap.parse_args(argv)
 
     folder = args.data.resolve()
@@ -431,7 +483,7 @@ def measure(args: argparse.Namespace, folder: Path, sets: list[str], scorer, bas
                 work.mkdir(parents=True, exist_ok=True)
                 log(f"{s} after {after}: working in {work}")
                 result = evaluate(s, folder / s, work, args.embedder, args.limit_queries, scorer,
-                                  bool(args.keep), after, baseline)
+                                  bool(args.keep), after, baseline, args.deep, args.each_link)
                 results.append(result)
                 misses += [f"after {after}: {m}" for m in print_set(result)]
                 sys.stdout.flush()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memgit.capture.capture import CaptureProposal
     from memgit.git.memdiff import MemoryChange, Review
     from memgit.index.index import Index, SyncReport
-    from memgit.recall.hit import Hit
+    from memgit.recall.hit import Hit, Hits
     from memgit.recall.inject import Injection
     from memgit.reflect.doubts import CodeChecks
     from memgit.reflect.proposals import Progress
@@ -471,29 +471,22 @@ class Memgit:
         return self.workspace.index
 
     def recall(
-        self,
-        query: str,
-        k: int | None = None,
-        *,
-        task_id: str | None = None,
-        kinds: Sequence[str] | None = None,
-        min_score: float | None = None,
-        budget_tokens: int | None = None,
-        include_archived: bool = False,
-        record: bool = True,
-        session: str | None = None,
-        at: str | None = None,
-    ) -> builtins.list["Hit"]:
-        """The memories that best answer `query`, best first.
+        self, query: str, k: int | None = None, *, task_id: str | None = None,
+        kinds: Sequence[str] | None = None, min_score: float | None = None, budget_tokens: int | None = None,
+        include_archived: bool = False, record: bool = True, session: str | None = None,
+        at: str | None = None, deep: bool = False,
+    ) -> "Hits":
+        """The memories that best answer `query`, best first (`Hits.how`: how they were ranked).
 
         `min_score=0` turns the relevance floor off; `budget_tokens=None` means no budget;
-        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof).
+        `session` leaves out what memgit gave that agent session; `at`: as of a commit (asof);
+        `deep` follows links.
         """
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.recall(self.workspace, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
                           budget_tokens=budget_tokens, include_archived=include_archived,
-                          known=self._known(session), record=record, at=at)
+                          known=self._known(session), record=record, at=at, deep=deep)
 
     def inject(
         self,
@@ -506,6 +499,7 @@ class Memgit:
         min_score: float | None = None,
         record: bool = True,
         at: str | None = None,
+        deep: bool = False,
     ) -> "Injection":
         """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
         memory, floor) applied to recall. `Injection.text` is the Markdown; `reason` says
@@ -513,7 +507,7 @@ class Memgit:
         from memgit.recall import ask  # only this verb needs it: a cold recall stays light
 
         return ask.inject(self.workspace, query, task_id=task_id, kinds=kinds, k=k, budget=budget,
-                          min_score=min_score, record=record, at=at)
+                          min_score=min_score, record=record, at=at, deep=deep)
 
     def fit(self, hits: Sequence["Hit"], budget: int) -> "Injection":
         """The best of `hits` that fit in `budget` tokens, and why none did (no header)."""

@@ -158,17 +158,26 @@ def build(mem: "Memgit") -> "MCPServer":
         include_archived: bool = False,
         at: Annotated[str | None, Field(description="A commit, tag or branch: answer from the memories as they "
                                                     "were there (an old change, a release branch).")] = None,
+        deep: Annotated[bool, Field(
+            description="Also follow the best hits' links (same entity, supersedes, same session, co-changed "
+                        "files, memories naming each other): for questions whose answer is spread over "
+                        "memories.")] = False,
     ) -> dict[str, Any]:
         """Find the memories that best answer a query, best first, each with its body, front-matter
         and `trust` (its source, and whether a person merged it into the default branch).
 
-        An empty `hits` list means nothing relevant is known."""
-        hits = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived, at=at)
+        An empty `hits` list means nothing relevant is known; `vectors` says whether the search used
+        vectors and, if not, why."""
+        found = mem.recall(query, k, task_id=task, kinds=kinds or None, include_archived=include_archived,
+                           at=at, deep=deep)
+        how = found.how.to_dict() if found.how is not None else None
+        hits = list(found)
         reason = "nothing relevant found" if not hits else None
         if budget is not None:
             fitted = mem.fit(hits, budget)
             hits, reason = list(fitted.hits), fitted.reason or reason
-        return {"hits": [hit.to_dict() for hit in hits], **({"reason": reason} if reason else {})}
+        return {"hits": [hit.to_dict() for hit in hits], **({"reason": reason} if reason else {}),
+                **({"vectors": how["vectors"], "how": how} if how else {})}
 
     @tool
     def remember(

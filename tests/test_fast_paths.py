@@ -111,8 +111,12 @@ def test_each_hook_runs_few_git_processes(project: Path, tmp_path: Path) -> None
     transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "fix the backoff"}}) + "\n")
     # A new session: the repository's state is asked once (HEAD and branch together, the default branch).
     start = git_calls(project, "session-start", payload(project, "s-git", source="startup"), trace)
-    assert len(start) <= 7, start
     assert [c for c in start if "symbolic-ref" in c or "--verify HEAD" in c] == [], start
+    # What the default branch holds (reviewed memories) is listed once per tip of that branch,
+    # not once per process: the first hook after the branch moves pays one `ls-tree`.
+    assert len([c for c in start if " ls-tree " in c]) == 1 and len(start) <= 8, start
+    again = git_calls(project, "session-start", payload(project, "s-git2", source="startup"), trace)
+    assert [c for c in again if " ls-tree " in c] == [] and len(again) <= 7, again
     # The same session's prompts: where the repository is, and memgit's git config.
     prompt = git_calls(project, "user-prompt", payload(project, "s-git", prompt="retry backoff"), trace)
     assert len(prompt) <= 2, prompt

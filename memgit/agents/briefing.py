@@ -102,8 +102,9 @@ def session_start(
     taken = skip | {h.id for h in chosen}
     found: dict[str, Hit] = {}
     for query in queries:
-        for hit in ask.recall(
-            ws, query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False
+        for hit in ask.recall(  # after a compaction, deep: what the summary lost sits next to what matches
+            ws, query, c.inject_k + len(taken), task_id=task, min_score=c.inject_min_score, record=False,
+            deep=compact,
         ):
             if hit.id not in taken and hit.memory.kind != "checkpoint":
                 found.setdefault(hit.id, hit)

@@ -25,11 +25,14 @@ from memgit.errors import MemgitError
 @click.option("--session", metavar="ID", help="Leave out memories memgit already gave this agent session.")
 @click.option("--at", "at", metavar="REV",
               help="Answer from the memories as they were at this commit, tag or branch (keywords and anchors).")
+@click.option("--deep", is_flag=True,
+              help="Also follow the best hits' links (same entity, supersedes, same session, files changed "
+                   "together, memories naming each other) and rank the union.")
 @json_option
 @click.pass_context
 def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, kinds: Sequence[str],
            min_score: float | None, budget: int | None, output: str, include_archived: bool, explain: bool,
-           session: str | None, as_json: bool, at: str | None) -> None:
+           session: str | None, as_json: bool, at: str | None, deep: bool) -> None:
     """Find the memories that answer QUERY ('-' reads it from stdin), best first."""
     if query == "-":
         query = sys.stdin.read()
@@ -38,15 +41,16 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
     output = "json" if as_json else output
     mem = open_memgit(ctx)
     if output == "markdown":
-        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget, min_score=min_score,
-                           at=at)
+        given = mem.inject(query, task_id=task_id, kinds=kinds or None, k=k, budget=budget,
+                           min_score=min_score, at=at, deep=deep)
         if given.text:
             click.echo(given.text, nl=False)
         if given.reason:
             click.echo(given.reason, err=True)
         return
-    hits = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
-                      include_archived=include_archived, session=session, at=at)
+    found = mem.recall(query, k, task_id=task_id, kinds=kinds or None, min_score=min_score,
+                       include_archived=include_archived, session=session, at=at, deep=deep)
+    how, hits = found.how, list(found)
     reason = "nothing relevant found"
     if budget is not None:
         fitted = mem.fit(hits, budget)
@@ -64,8 +68,15 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
                 if doubt.told:
                     click.echo(f"      ⚠ {doubt.sentence(hit.id)}")
             if explain:
+                if hit.passage is not None:
+                    click.echo(f"      matched by passage {hit.passage} of this long memory")
                 channels = "  ".join(f"{name} {value:.2f}" for name, value in sorted(hit.channels.items()))
                 click.echo(f"      relevance {hit.relevance:.2f}  {channels or 'precise match'}")
+    if explain and how is not None and output != "json":
+        weights = "  ".join(f"{name} {value:.2f}" for name, value in how.weights.items())
+        vectors = "used" if how.vectors.state == "used" else f"{how.vectors.state}: {how.vectors.detail}"
+        click.echo(f"query: {how.query_kind}{', time: ' + how.time if how.time else ''}"
+                   f"{', deep' if how.deep else ''}; weights {weights}; vectors {vectors}")
     if not hits:
         click.echo(reason, err=True)
 

@@ -87,6 +87,12 @@ def codeprints(git_dir: Path) -> Path:
     return folder(git_dir) / "codeprints.json"
 
 
+def mainline(git_dir: Path) -> Path:
+    """The default branch's memory files (blob ids) at its last tip seen: a new process need not
+    ask git for them again until the branch moves."""
+    return folder(git_dir) / "mainline.json"
+
+
 def rotated(path: Path) -> Path:
     """The older file a log rotates into (`recalls.jsonl` → `recalls.jsonl.1`)."""
     return path.with_name(path.name + ".1")

@@ -78,17 +78,28 @@ def branch(root: Path) -> str | None:
     return git(root, "symbolic-ref", "--short", "-q", "HEAD").strip() or None
 
 
+#: Where git keeps the default branch, best first (`memgit.git.reviewed` reads them too).
+BRANCH_REFS = ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master",
+               "refs/heads/main", "refs/heads/master")
+
+
 @functools.lru_cache(maxsize=16)
+def branch_refs(root: Path) -> dict[str, tuple[str, str]]:
+    """{ref: (its tip, the ref it points at)} for each of `BRANCH_REFS` that exists: one git
+    call a process, shared by the default branch's name and what it holds of memory."""
+    found: dict[str, tuple[str, str]] = {}
+    for row in git(root, "for-each-ref", "--format=%(objectname) %(refname) %(symref)", *BRANCH_REFS).splitlines():
+        oid, _, rest = row.partition(" ")
+        name, _, target = rest.partition(" ")
+        if name:
+            found[name] = (oid, target or name)
+    return found
+
+
 def default_branch(root: Path) -> str:
     """origin's HEAD branch if known, else `main` or `master` if one exists, else `main`."""
-    # One git call, not three: a hook pays ~5 ms for each.
-    refs = dict(
-        line.split("\0", 1)
-        for line in git(root, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/remotes/origin/HEAD",
-                        "refs/heads/main", "refs/heads/master").splitlines()
-        if "\0" in line
-    )
-    remote = refs.get("refs/remotes/origin/HEAD", "")
+    refs = branch_refs(root)
+    remote = refs.get("refs/remotes/origin/HEAD", ("", ""))[1]
     if remote.startswith("refs/remotes/origin/"):
         return remote.removeprefix("refs/remotes/origin/")
     for name in ("main", "master"):

@@ -17,17 +17,17 @@ per memory).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memgit.git import runner, snapshot
+from memgit.git import localstate, repostate, runner, snapshot
 from memgit.git.repo import Repo
 
 #: Where git keeps the default branch, best first, when the clone names none.
-CANDIDATES = ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master",
-              "refs/heads/main", "refs/heads/master")
+CANDIDATES = repostate.BRANCH_REFS
 _PREFIXES = ("refs/remotes/", "refs/heads/")
 
 
@@ -60,12 +60,30 @@ def mainline(repo: Repo, folder: str, configured: str = "") -> Mainline | None:
         known = _cache.get(key)
     if known is not None:
         return known
-    line = Mainline(_display(target), tip, snapshot.blobs(repo, tip, folder))
+    line = Mainline(_display(target), tip, _blobs(repo, tip, folder))
     with _lock:
         if len(_cache) >= _KEEP:
             _cache.pop(next(iter(_cache)))
         _cache[key] = line
     return line
+
+
+def _blobs(repo: Repo, tip: str, folder: str) -> Mapping[str, str]:
+    """`snapshot.blobs` at `tip`, kept in the clone's local state so that each new process
+    (every hook is one) reads a file instead of running `git ls-tree` until the branch moves."""
+    path = localstate.mainline(repo.git_dir)
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if kept.get("tip") == tip and kept.get("folder") == folder and isinstance(kept.get("blobs"), dict):
+            return {str(k): str(v) for k, v in kept["blobs"].items()}
+    except (OSError, ValueError, AttributeError):
+        pass
+    blobs = snapshot.blobs(repo, tip, folder)
+    try:
+        localstate.replace(path, json.dumps({"tip": tip, "folder": folder, "blobs": dict(blobs)}))
+    except OSError:
+        pass  # a read-only git dir: ask git again next time
+    return blobs
 
 
 def _tip(repo: Repo, refs: tuple[str, ...]) -> tuple[str, str] | None:
@@ -77,15 +95,18 @@ def _tip(repo: Repo, refs: tuple[str, ...]) -> tuple[str, str] | None:
     stamp = _stamp(repo, refs, last[1][1] if last and last[1] else None)
     if last is not None and last[0] == stamp:
         return last[1]
-    listed = runner.run(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", *refs], repo.root,
-                        timeout=30)
-    if not listed.ok:
-        return None
     found: dict[str, tuple[str, str]] = {}
-    for row in listed.stdout.splitlines():
-        oid, _, rest = row.partition(" ")
-        name, _, target = rest.partition(" ")
-        found[name] = (oid, target or name)
+    if last is None and refs == CANDIDATES:
+        found = repostate.branch_refs(repo.root)  # this process asked git already, or asks once for both
+    else:
+        listed = runner.run(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", *refs], repo.root,
+                            timeout=30)
+        if not listed.ok:
+            return None
+        for row in listed.stdout.splitlines():
+            oid, _, rest = row.partition(" ")
+            name, _, target = rest.partition(" ")
+            found[name] = (oid, target or name)
     ref = next((r for r in refs if r in found), None)
     answer = found[ref] if ref is not None else None
     if answer is not None and (last is None or last[1] is None or last[1][1] != answer[1]):

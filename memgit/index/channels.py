@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
-from memgit.index import fts
+from memgit.index import fts, passages
 from memgit.index import sqlite as sq
 from memgit.memory import trust
 from memgit.memory.anchors import query_anchors
@@ -197,7 +197,7 @@ def anchor(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Ca
 
 
 def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[Any],
-           task_id: str | None) -> Candidates:
+           task_id: str | None, passage_of: dict[str, int] | None = None) -> Candidates:
     """Cosine KNN over the `vectors` table; strength = 1 - cosine distance, clipped to [0, 1].
 
     Up to `VECTOR_EXACT_MAX` vectors, the cosine of every one; above, two stages: the
@@ -211,6 +211,10 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
     of a full take (a narrow filter: `--kind preference` among thousands of facts), it
     runs again with the filter inside both stages. A task's own memories are few and may
     miss the global top k, so they are also scored one by one.
+
+    A long memory's passage nearer the query than its own vector lifts its strength by
+    `passages.CREDIT` of the difference (`memgit.index.passages`); `passage_of` gets, for
+    those a passage lifted, its number.
     """
     k = min(4096, limit * 3 + 10)
     size = conn.execute("SELECT max(doc) FROM vectors").fetchone()[0] or 0
@@ -226,9 +230,32 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
                 (query_vector, task_id)):
             found[doc] = distance
         ids = _filtered(conn, found, where, args)
+    won = _with_passages(conn, query_vector, k, found)
+    if won:
+        ids = _filtered(conn, found, where, args)
+        if passage_of is not None:
+            passage_of.update((ids[d], n) for d, n in won.items() if d in ids)
     ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
                     key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
+
+
+def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, float]) -> dict[int, int]:
+    """Lift in `found` (doc -> cosine distance) each memory whose best passage is nearer the
+    query than its own vector, by `passages.CREDIT` of the difference; returns doc -> passage
+    number for those."""
+    won: dict[int, int] = {}
+    for doc, (distance, n) in passages.best(conn, query_vector, k).items():
+        own = found.get(doc)
+        if own is None:  # not among the nearest by its own vector: read it
+            row = conn.execute(f"SELECT {_COSINE} FROM vectors v WHERE v.doc = ?2",
+                               (query_vector, doc)).fetchone()
+            own = float(row[0]) if row else 1.0
+        credited = own - passages.CREDIT * (own - distance)
+        if credited < own:
+            found[doc] = credited
+            won[doc] = n
+    return won
 
 
 #: A zero vector has no cosine (NULL): call it orthogonal to everything.

@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit.errors import MemgitError
-from memgit.index import changes, channels, embedjob, fts
+from memgit.index import changes, channels, embedjob, fts, passages
 from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
 from memgit.index.ranking import Channels
-from memgit.index.vectors import Vectors, embed_text, text_sha
+from memgit.index.vectors import PASSAGES_DONE, Vectors, embed_text, text_sha
 from memgit.memory import format as fmt
 from memgit.memory.anchors import extract_anchors, normalize_anchor
 from memgit.memory.format import Memory
@@ -72,11 +72,35 @@ class SyncReport:
 
 
 @dataclass(frozen=True)
+class VectorUse:
+    """Whether a search used vectors and, if not (or not for every candidate), why.
+
+    `state`: "used"; "partial" (used, but some candidates have no vector yet); "pending" (no
+    memory has a vector yet); "disabled" (embedder "none"); "failed" (the embedder could not
+    load); "unavailable" (sqlite-vec missing, the index in memory). `detail` says it in words.
+    """
+
+    state: str = "used"
+    detail: str | None = None
+
+    @property
+    def used(self) -> bool:
+        return self.state in ("used", "partial")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "state": self.state, **({"why": self.detail} if self.detail else {})}
+
+
+@dataclass(frozen=True)
 class Found:
-    """What `Index.search` found: the three channels and the ids the query names exactly."""
+    """What `Index.search` found: the three channels and the ids the query names exactly;
+    `vectors`, whether the vector channel ran; `passages`, for a long memory whose passage
+    gave its vector strength, that passage's number (`memgit.index.passages`)."""
 
     channels: Channels
     exact: tuple[str, ...] = ()
+    vectors: VectorUse = VectorUse()
+    passages: dict[str, int] = field(default_factory=dict)
 
 
 class Index:
@@ -347,6 +371,8 @@ class Index:
             conn.execute("DELETE FROM anchors WHERE doc = ?", (doc,))
             if vec_sha is not None and vec_sha != new_text_sha:
                 self.vectors.delete(doc)
+            elif len(m.title) + len(m.body) > passages.LONG_CHARS:
+                self.db.set_meta(PASSAGES_DONE, None)  # its passages may be out of date
         conn.execute(
             "INSERT INTO memories_fts(rowid, title, body, tags, entity) VALUES (?, ?, ?, ?, ?)",
             (doc, fts.segment(m.title), fts.segment(m.body), fts.segment(" ".join(m.tags)),
@@ -434,15 +460,34 @@ class Index:
             self._qtok = self.conn
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
+        passage_of: dict[str, int] = {}
         with self.db.snapshot() as conn:
             keyword = channels.keyword(conn, query, limit, where, args)
             anchor = channels.anchor(conn, query, limit, where, args)
             vector = (None if query_vector is None
-                      else channels.vector(conn, query_vector, limit, where, args, task_id))
+                      else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
             exact = channels.exact(conn, query, where, args)
             vectorless = (frozenset() if vector is None else channels.vectorless(
                 conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
-        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact)
+        use = self.vector_use(query_vector is not None, len(vectorless))
+        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact,
+                     use, passage_of)
+
+    def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
+        """Why the vector channel did not run (or ran for only some candidates)."""
+        if ran:
+            if vectorless:
+                return VectorUse("partial",
+                                 f"{vectorless} candidate(s) have no vector yet (embedding pending)")
+            return VectorUse()
+        reason = self.vectors_reason()
+        if reason is None:
+            return VectorUse("pending", "no memory has a vector yet (embedding pending)")
+        if self.embedder_name.lower() == "none":
+            return VectorUse("disabled", reason)
+        if self.vectors.failure() is not None:
+            return VectorUse("failed", reason)
+        return VectorUse("unavailable", reason)
 
     # -- reading memories -----------------------------------------------------------------
 

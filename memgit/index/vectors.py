@@ -27,7 +27,7 @@ import time
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
-from memgit.index import embedjob
+from memgit.index import embedjob, passages
 from memgit.index import sqlite as sq
 from memgit.index.db import Database
 from memgit.index.vectorcache import VectorCache, path_for
@@ -41,6 +41,9 @@ AUTO_EMBED_MAX = 48
 EMBED_BATCH = 32
 #: Characters of a memory (and of a query) given to the embedder; it reads 128 tokens.
 EMBED_CHARS = 2000
+#: `meta` key set once every long memory's passages are embedded (cleared by any vector
+#: stored or deleted), so that a recall's "auto" step does not look for pending passages.
+PASSAGES_DONE = "passages_done"
 OFF = 'embeddings are turned off (embedder = "none")'
 #: An embedder that failed to load is tried again after this long (by a long-lived process).
 RETRY_LOAD_SECONDS = 600.0
@@ -104,6 +107,11 @@ class Vectors:
         """Why the vector channel is off, or None when it is on."""
         return self._setup or self._failure()
 
+    def failure(self) -> str | None:
+        """Why the embedder could not load (None: it loaded, or was not tried, or is "none")."""
+        failed = self._failure()
+        return None if failed == OFF else failed
+
     def _failure(self) -> str | None:
         """Why the embedder could not load; forgotten after `RETRY_LOAD_SECONDS`, so that an
         open store (an MCP server) gets another chance."""
@@ -150,6 +158,7 @@ class Vectors:
                 if stored != current:
                     conn.execute("DELETE FROM vectors")
                     conn.execute("DELETE FROM vector_bits")
+                    passages.clear(conn)
                     conn.execute("UPDATE memories SET vec_sha = NULL")
                 db.set_meta("embedder_id", current[0])
                 db.set_meta("vec_dim", current[1])
@@ -166,6 +175,8 @@ class Vectors:
         self.conn.execute("DELETE FROM vectors WHERE doc = ?", (doc,))
         self.conn.execute("DELETE FROM vector_bits WHERE doc = ?", (doc,))
         self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
+        passages.delete(self.conn, doc)
+        self.db.set_meta(PASSAGES_DONE, None)
 
     def embed_pending(self, mode: str, progress: Progress | None) -> tuple[int, int]:
         """Embed memories without a vector: "auto" (a few, else a warning) or "all".
@@ -176,7 +187,7 @@ class Vectors:
                 return 0, self.pending()
         pending = self.pending()
         if pending == 0:
-            return 0, 0
+            return self.embed_passages(mode, progress), 0
         if mode == "auto" and (pending > AUTO_EMBED_MAX or self._changed()):
             self._defer(pending)
             return 0, pending
@@ -202,7 +213,49 @@ class Vectors:
             done += len(docs)
             if progress:
                 progress(done, total)
-        return embedded, self.pending()
+        left = self.pending()
+        return embedded + (self.embed_passages(mode, progress) if left == 0 else 0), left
+
+    def embed_passages(self, mode: str, progress: Progress | None) -> int:
+        """Embed the passages of long memories that have none yet (`memgit.index.passages`):
+        every one with "all"; with "auto", only when at most `AUTO_EMBED_MAX` passages wait,
+        else the background job does them. Returns how many memories got theirs."""
+        if self.db.meta(PASSAGES_DONE) == "1":
+            return 0  # nothing was embedded or deleted since every passage was: no scan
+        todo = passages.pending(self.conn)
+        if not todo:
+            with self.db.transaction():
+                self.db.set_meta(PASSAGES_DONE, "1")
+            return 0
+        texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
+        waiting = sum(len(t) for t in texts_of.values())
+        if mode == "auto" and waiting > AUTO_EMBED_MAX:
+            self._defer(waiting)
+            return 0
+        embedder = self.embedder()
+        if embedder is None:
+            return 0
+        done = 0
+        if progress:
+            progress(0, len(todo))
+        for start in range(0, len(todo), EMBED_BATCH):
+            batch = todo[start : start + EMBED_BATCH]
+            texts = [text for doc, *_ in batch for text in texts_of[doc]]
+            vectors = list(embedder.embed(texts)) if texts else []
+            with self.db.transaction() as conn:
+                passages.ensure(conn)
+                at = 0
+                for doc, _title, _body, sha in batch:
+                    mine = vectors[at : at + len(texts_of[doc])]
+                    at += len(texts_of[doc])
+                    now = conn.execute("SELECT sha FROM memories WHERE doc = ?", (doc,)).fetchone()
+                    if now is None or now[0] != sha:
+                        continue  # changed meanwhile: its passages are pending again
+                    passages.store(conn, doc, sha, (v.astype("float32").tobytes() for v in mine))
+            done += len(batch)
+            if progress:
+                progress(done, len(todo))
+        return done
 
     def cache(self) -> VectorCache | None:
         """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""
@@ -258,6 +311,8 @@ class Vectors:
                              (blob, doc))
                 conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
                 stored += 1
+            if stored:
+                self.db.set_meta(PASSAGES_DONE, None)  # a new long memory may need passages
         return stored
 
     # -- reading -----------------------------------------------------------------------------

@@ -10,30 +10,31 @@ from __future__ import annotations
 from typing import Any, Collection, Sequence
 
 from memgit.errors import MemgitError
-from memgit.git import localstate
+from memgit.git import cochange, localstate
 from memgit.index.workspace import Workspace
 from memgit.recall import codecheck, provenance, scopes
 from memgit.recall import recall as recall_mod
-from memgit.recall.hit import Hit
+from memgit.recall.hit import Hit, Hits
 from memgit.recall.inject import HEADER, Injection, fit
 
 
 def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | None = None,
            kinds: Sequence[str] | None = None, min_score: float | None = None,
-           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (), record: bool = True,
-           at: str | None = None, mark: bool = True) -> list[Hit]:
+           budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (),
+           record: bool = True, at: str | None = None, mark: bool = True, deep: bool = False) -> Hits:
     """The memories that best answer `query`, best first, leaving out the `known` ones (what
     memgit already gave the session), the user store's merged in (`memgit.recall.scopes`);
     with `record`, logged in `recalls.jsonl`. With `mark`, each project hit says whether it was
     reviewed (`memgit.recall.provenance`). With `at`, from the memories of that commit instead
-    (`memgit.recall.asof`: no user store, nothing logged)."""
+    (`memgit.recall.asof`: no user store, nothing logged). `deep`: follow the links of the best
+    hits (`memgit.recall.deep`; files that change together from this repository's history)."""
     if at is not None:
-        return _recall_at(ws, at, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
-                          budget_tokens=budget_tokens, include_archived=include_archived, known=known)
+        return Hits(_recall_at(ws, at, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
+                               budget_tokens=budget_tokens, include_archived=include_archived, known=known))
     config = ws.config
     k = config.recall_k if k is None else k
     skip = set(known)
-    hits = recall_mod.recall(
+    found = recall_mod.recall(
         ws.index,
         query,
         k=k + len(skip),
@@ -44,17 +45,20 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         include_archived=include_archived,
         config=config,
         path_prefix=ws.path_prefix(),
+        deep=deep,
+        cochange=(lambda: cochange.partners(repo)) if (repo := ws.repo) is not None else None,
     )
-    hits = codecheck.annotate(ws, [h for h in hits if h.id not in skip][:k])
+    hits = codecheck.annotate(ws, [h for h in found if h.id not in skip][:k])
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
         user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
-        include_archived=include_archived, known=known, record=False, mark=False))
+        include_archived=include_archived, known=known, record=False, mark=False, deep=deep))
     if theirs:
         hits = scopes.merge(hits, theirs, k)
         hits = list(fit(hits, budget_tokens).hits) if budget_tokens is not None else hits
     if record:
         log(ws, query, hits)
-    return provenance.mark(ws, hits) if mark else hits
+    degraded(ws, found)
+    return Hits(provenance.mark(ws, hits) if mark else hits, found.how)
 
 
 def _recall_at(ws: Workspace, rev: str, query: str, k: int | None, **options: Any) -> list[Hit]:
@@ -63,9 +67,19 @@ def _recall_at(ws: Workspace, rev: str, query: str, k: int | None, **options: An
     return asof.recall(ws, rev, query, k, **options)
 
 
+def degraded(ws: Workspace, found: Hits) -> None:
+    """Say (on stderr, or in the hooks' log for a hook) when a recall ran without vectors, or
+    without them for some candidates, and why; not when vectors are turned off by choice."""
+    use = found.how.vectors if found.how is not None else None
+    if use is not None and use.state not in ("used", "disabled"):
+        ws.warn(f"recall without vectors ({use.state}): {use.detail}" if not use.used
+                else f"recall with vectors for some memories only: {use.detail}")
+
+
 def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequence[str] | None = None,
            k: int | None = None, budget: int | None = None, min_score: float | None = None,
-           known: Collection[str] = (), record: bool = True, at: str | None = None) -> Injection:
+           known: Collection[str] = (), record: bool = True, at: str | None = None,
+           deep: bool = False) -> Injection:
     """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
     memory, floor) applied to `recall`; see `Memgit.inject`."""
     c = ws.config
@@ -74,7 +88,8 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
     if budget < 1 or k < 1:
         raise MemgitError("the budget and k must be at least 1")
     floor = c.inject_min_score if min_score is None else min_score
-    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False, at=at)
+    hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False,
+                  at=at, deep=deep)
     given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
     if record:
         log(ws, query, given.hits)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from memgit.index.index import VectorUse
 from memgit.memory.format import Memory
 
 if TYPE_CHECKING:
@@ -26,6 +27,31 @@ class Review:
 
 
 @dataclass(frozen=True)
+class How:
+    """How a recall ranked: the query's kind and the channel weights it chose
+    (`memgit.recall.adaptive`), whether vectors were used and why not, deep mode and the
+    time question (`memgit.recall.timing`) if any."""
+
+    query_kind: str
+    weights: Mapping[str, float]
+    vectors: VectorUse
+    deep: bool = False
+    time: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query_kind": self.query_kind, "weights": {k: round(v, 4) for k, v in self.weights.items()},
+                "vectors": self.vectors.to_dict(), "deep": self.deep, "time": self.time}
+
+
+class Hits(list["Hit"]):
+    """A recall's hits, best first, with `how` they were ranked (None when nothing ran)."""
+
+    def __init__(self, hits: Iterable["Hit"] = (), how: How | None = None) -> None:
+        super().__init__(hits)
+        self.how = how
+
+
+@dataclass(frozen=True)
 class Hit:
     """One recalled memory. Hits come sorted by `score` (relative to the query's other
     candidates: see `memgit.index.ranking`); `relevance` is the absolute score the floor applies
@@ -44,6 +70,8 @@ class Hit:
     #: Its anchors checked against the work tree (`memgit.recall.codecheck`); None: no code anchors.
     code: "CodeState | None" = field(default=None, compare=False)
     review: Review | None = field(default=None, compare=False)
+    how: How | None = field(default=None, compare=False)
+    passage: int | None = None  # the passage of a long memory that matched (memgit.index.passages)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: the hit's fields, and the memory's front-matter and body."""
@@ -60,10 +88,20 @@ class Hit:
             "memory": memory,
             **self._code_dict(),
             "trust": trust(self),
+            **self._how_dict(),
         }
 
     def _code_dict(self) -> dict[str, Any]:
         return {"code": self.code.to_dict()} if self.code is not None else {}
+
+    def _how_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.how is not None:
+            out["vectors"] = self.how.vectors.to_dict()
+            out["how"] = self.how.to_dict()
+        if self.passage is not None:
+            out["passage"] = self.passage
+        return out
 
 
 def trust(hit: Hit) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import hashlib
 import re
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from memgit.config import Config
 from memgit.errors import MemgitError
@@ -22,7 +22,8 @@ from memgit.git import localstate
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
 from memgit.memory.format import Memory
-from memgit.recall.hit import Hit
+from memgit.recall import adaptive, deep as deep_mod, timing
+from memgit.recall.hit import Hit, Hits, How
 from memgit.recall.inject import fit
 
 Warn = Callable[[str], None]
@@ -55,7 +56,9 @@ def clean_query(query: str) -> str:
 def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
            kinds: Sequence[str] | None = None, min_score: float | None = None,
            budget_tokens: int | None = None, include_archived: bool = False,
-           config: Config, path_prefix: str = "", sync: bool = True) -> list[Hit]:
+           config: Config, path_prefix: str = "", sync: bool = True, deep: bool = False,
+           links: Collection[str] = deep_mod.LINKS,
+           cochange: Callable[[], Mapping[str, Mapping[str, int]]] | None = None) -> Hits:
     """The memories that answer `query`, best first; see the module docstring.
 
     - `task_id`: that task's memories and memories with no task; only if none of them
@@ -68,13 +71,22 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
       fits in this many tokens; None means no budget.
     - `path_prefix` is put before each memory's path in the folder (e.g. ".memory/").
     - `sync`: bring the index in step with the files first (cheap; see `Index.sync`).
+    - `deep`: a wider pool, then the memories linked to the best hits (`memgit.recall.deep`;
+      `links` chooses the link kinds, `cochange` gives the files that change together).
+
+    The channel weights are the configured ones scaled for the query's kind
+    (`memgit.recall.adaptive`); a time question reorders by date (`memgit.recall.timing`).
+    The hits' `how` says both, and whether vectors were used.
     """
     text = clean_query(query)
     if k <= 0:
-        return []
+        return Hits()
     floor = config.recall_min_score if min_score is None else float(min_score)
-    weights = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
-                      anchor=config.recall_weight_anchor, method=config.recall_method)
+    shape = adaptive.shape(text)
+    weights = adaptive.weights_for(shape.kind, Weights(
+        keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
+        anchor=config.recall_weight_anchor, method=config.recall_method))
+    when = timing.question(text)
     if sync:
         index.sync(embed="auto")
     if isinstance(kinds, str):
@@ -99,6 +111,15 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         if floor > 0:
             ranked = apply_floor(ranked, floor)
 
+    if when is not None:
+        ranked = _by_time(index, ranked, when, include_archived, task_id, kinds)
+    if deep:
+        where, args = deep_mod.where_of(include_archived, task_id, kinds)
+        partners = cochange() if cochange is not None and "cochange" in links else None
+        ranked = deep_mod.expand(index, ranked, where=where, args=args, links=links, cochange=partners)
+    how = How(shape.kind, {"keyword": weights.keyword, "vector": weights.vector, "anchor": weights.anchor},
+              found.vectors, deep, when.kind if when else None)
+
     ordered: list[Ranked] = [Ranked(mid, 1.0, 1.0, {"exact": 1.0}) for mid in exact]
     by_id = {r.id: r for r in ranked}
     for position, mid in enumerate(exact):
@@ -110,14 +131,30 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     missing = [r.id for r in ordered if r.id not in memories]
     memories.update(index.memories(missing))
     hits = [
-        Hit(id=r.id, title=memories[r.id].title, score=r.score, relevance=r.relevance,
+        Hit(id=r.id, title=memories[r.id].title, score=min(1.0, r.score), relevance=r.relevance,
             channels=dict(r.channels),
-            path=path_prefix + memories[r.id].path, memory=memories[r.id])
+            path=path_prefix + memories[r.id].path, memory=memories[r.id], how=how,
+            passage=found.passages.get(r.id))
         for r in ordered if r.id in memories
     ]
     if budget_tokens is not None:
         hits = list(fit(hits, budget_tokens).hits)
-    return hits
+    return Hits(hits, how)
+
+
+def _by_time(index: Index, ranked: list[Ranked], when: timing.TimeQuestion, include_archived: bool,
+             task_id: str | None, kinds: tuple[str, ...] | None) -> list[Ranked]:
+    """`ranked` reordered by the time question `when` (`memgit.recall.timing`)."""
+    dated = index.memories(r.id for r in ranked[: timing.TOP])
+    stamps = {mid: t for mid, m in dated.items() if (t := timing.stamp(m.updated or m.created)) is not None}
+    reference = None
+    if when.kind in ("after", "before") and when.reference:
+        event = index.search(when.reference, limit=1, include_archived=include_archived, task_id=task_id,
+                             kinds=kinds).channels.keyword
+        if event:
+            found = index.memories([event[0][0]]).get(event[0][0])
+            reference = timing.stamp(found.updated or found.created) if found else None
+    return timing.reorder(ranked, stamps, when, reference)
 
 
 def _candidate_ids(channels: Channels) -> list[str]:

@@ -1,0 +1,71 @@
+"""Fusion weights chosen from what the query is.
+
+One fixed weight set is a compromise: the vector channel helps a question asked in words
+and hurts a query that names code (an identifier's nearest neighbours in meaning are other
+code, not the memory anchored to it). So recall looks at the query first (`shape`):
+
+- "identifier": it names a path, a `path::symbol` or a code identifier and little else
+  (at most `FEW_WORDS` plain words): anchors and keywords decide, vectors count half;
+- "mixed": anchors and several words: the configured weights as they are;
+- "question": no anchor, `FEW_WORDS` words or more: meaning decides, vectors count
+  1.5 times;
+- "words": a few plain words: the configured weights.
+
+The multipliers apply to the configured `[recall] weight_*` (`MULTIPLIERS`), and `Weights`
+says which kind chose them (`recall --explain`, `--json`). A memory without a vector is
+still fused over its other channels (`memgit.index.ranking`), so the share of the store
+that has vectors needs no weight of its own; long memories are read by passage
+(`memgit.index.passages`). Standard library only, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from memgit.index.ranking import Weights
+from memgit.memory.anchors import query_anchors
+
+#: Plain words a query may have and still be "identifier" (or must have to be "question").
+FEW_WORDS = 3
+#: Per query kind: (keyword, vector, anchor) multipliers of the configured weights.
+MULTIPLIERS: dict[str, tuple[float, float, float]] = {
+    "identifier": (1.0, 0.5, 1.5),
+    "mixed": (1.0, 1.0, 1.0),
+    "question": (1.0, 1.5, 1.0),
+    "words": (1.0, 1.0, 1.0),
+}
+KINDS = tuple(MULTIPLIERS)
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a query is: its `kind` (see the module docstring), its anchors and plain words."""
+
+    kind: str
+    anchors: tuple[str, ...]
+    words: int
+
+
+def shape(query: str) -> Shape:
+    """The kind of `query` (see the module docstring)."""
+    anchors = tuple(query_anchors(query[:2000]))
+    rest = query
+    for anchor in anchors:
+        rest = rest.replace(anchor, " ")
+    words = len(_WORD.findall(rest))
+    if anchors:
+        kind = "identifier" if words <= FEW_WORDS else "mixed"
+    else:
+        kind = "question" if words >= FEW_WORDS else "words"
+    return Shape(kind, anchors, words)
+
+
+def weights_for(kind: str, base: Weights) -> Weights:
+    """The configured weights `base` scaled for a query of `kind`."""
+    keyword, vector, anchor = MULTIPLIERS.get(kind, (1.0, 1.0, 1.0))
+    return replace(
+        base, keyword=base.keyword * keyword, vector=base.vector * vector, anchor=base.anchor * anchor
+    )
