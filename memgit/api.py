@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memgit.index.index import Index, SyncReport
     from memgit.recall.hit import Hit, Hits
     from memgit.recall.inject import Injection
+    from memgit.reflect.doubts import CodeChecks
     from memgit.reflect.proposals import Progress
     from memgit.reflect.upkeep import Outcome
     from memgit.store.transfer import ImportReport
@@ -299,7 +300,7 @@ class Memgit:
     def _replace(self, old: Memory, new: Memory, message: str, commit: bool, allow_secret: bool) -> Memory:
         if not allow_secret:
             _refuse_secrets(new)
-        self.writer.text_of(new)  # every value memgit writes is valid
+        new = self.writer.checked(self.writer.stamped(new, old))  # valid, recording the code it is about now
         change = self.writer.change(message, commit)
         change.write(new.path, patch.edited(self.store, old, new))  # only the lines of the fields that changed
         self.writer.land(change)
@@ -361,18 +362,21 @@ class Memgit:
         every other file (`config.toml` setting by setting). See `memgit.git.memdiff`."""
         self.workspace.require_store()
         from memgit.git.memdiff import review  # only this verb needs it: a cold recall stays light
-
         repo = self.repo or self.writer.repo()
         return review(repo, self.memory_dir, self.config.kinds, rev_range, lambda: self.store.load().memories)
+
+    @property
+    def code(self) -> "CodeChecks":
+        """Memories and their code: `.doubts(rev_range)`, `.verify(ref)` (`memgit.reflect.doubts`)."""
+        from memgit.reflect.doubts import CodeChecks  # only these verbs need it: a cold recall stays light
+        return CodeChecks(self.workspace)
 
     def lint(self, *, fix: bool = False, commit: bool = True) -> builtins.list[Problem]:
         """Every problem in every memory file. With `fix`, write path-derived ids into files."""
         if not self.memory_dir.is_dir():
             self.workspace.require_store()
         from memgit.store import lint  # only this verb needs it: a cold recall stays light
-
         from memgit.agents.rulesfile import problems  # only this verb needs it: a cold recall stays light
-
         return lint.lint(self.store, self.writer, fix=fix, commit=commit) + problems(self.workspace)
 
     def export(self, *, include_archived: bool = True) -> Iterator[dict[str, Any]]:
@@ -418,25 +422,21 @@ class Memgit:
         """Memories a session transcript suggests (a `CaptureProposal`); writes nothing. `format`
         (a reader's name: claude, codex, specstory, aider…) overrides what its start looks like."""
         from memgit.capture.capture import propose  # only this verb needs it: a cold recall stays light
-
         return propose(self.workspace, Path(transcript), llm_cmd=llm_cmd, format=format)
 
     def show_capture(self, proposal: "CaptureProposal") -> str:
         """A capture proposal as a diff of the memory files, then a Markdown summary."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
-
         return captures.render(self.workspace, proposal)
 
     def apply_capture(self, proposal: "CaptureProposal", *, branch: str | None = None) -> dict[str, Any]:
         """Write a capture proposal's memories: staged, or committed on the new branch `branch`."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
-
         return captures.apply(self.workspace, proposal, branch=branch)
 
     def pending_captures(self) -> builtins.list[dict[str, Any]]:
         """The capture proposals the session-end hook left, newest first."""
         from memgit.capture import captures  # only this verb needs it: a cold recall stays light
-
         return captures.pending(self.workspace)
 
     def pending_capture(self, ref: str) -> "CaptureProposal":

@@ -278,6 +278,15 @@ def build(mem: "Memgit") -> "MCPServer":
                 **({"reason": given.reason} if given.reason else {})}
 
     @tool
+    def verify(ref: Ref) -> dict[str, Any]:
+        """After checking a recalled memory whose code changed against that code, say it still holds:
+        its fingerprints of the code are recorded again (a commit). If it no longer holds, remember the
+        correction instead."""
+        memory = mem.code.verify(ref)
+        return {"id": memory.id, "title": memory.title,
+                "written_against": memory.extra.get("written_against", [])}
+
+    @tool
     def reflect(
         only: Annotated[list[str], Field(description="Only these kinds of proposal: duplicates, supersessions, "
                                                      "stale, eviction, promotion, hygiene.")] = [],  # noqa: B006

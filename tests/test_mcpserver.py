@@ -18,7 +18,7 @@ pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 TOOLS = {"recall", "remember", "show", "forget", "list_topics", "checkpoint", "resume", "reflect",
-         "pending_captures", "apply_capture"}
+         "pending_captures", "apply_capture", "verify"}
 
 
 def session(repo: Path, steps: Any) -> Any:

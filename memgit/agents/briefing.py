@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from memgit.agents import checkpoint, taskid
 from memgit.git import localstate, repostate
 from memgit.index.workspace import Workspace
-from memgit.recall import ask, provenance
+from memgit.recall import ask, codecheck, provenance
 from memgit.recall.hit import Hit
 from memgit.recall.inject import HEADER, Injection, fit
 
@@ -96,7 +96,8 @@ def session_start(
     point = checkpoint.latest(ws, task, [m for m in everything if m.kind == "checkpoint"]) if task else None
     first = ([point] if point else []) + pinned if compact else pinned + ([point] if point else [])
     skip = set(known)
-    chosen = provenance.mark(ws, [_hit(ws, m) for m in first if m.id not in skip])
+    chosen = codecheck.annotate(ws, provenance.mark(ws, [_hit(ws, m) for m in first if m.id not in skip]),
+                                rank=False)
     queries = ([point.title] if point is not None else []) + state_queries(ws)
     taken = skip | {h.id for h in chosen}
     found: dict[str, Hit] = {}

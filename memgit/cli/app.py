@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import click
 
-from memgit.cli import agents, capture, memories, recall, reflect, repository, review, rules, scope, servers
+from memgit.cli import (agents, capture, code, memories, recall, reflect, repository, review, rules, scope,
+                        servers)
 from memgit.cli.common import Group
 
-COMMAND_MODULES = (memories, repository, recall, reflect, agents, capture, review, servers, rules)
+COMMAND_MODULES = (memories, repository, recall, reflect, agents, capture, review, servers, rules, code)
 
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -64,6 +64,9 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
             click.echo(f"{hit.score:.2f}  {hit.id:<10} {hit.title}")
             click.echo(f"      {hit.path}" + (f"  ({hit.scope} scope)" if hit.scope != "project" else "")
                        + trust_note(hit))
+            for doubt in hit.code.doubts if hit.code is not None else ():
+                if doubt.told:
+                    click.echo(f"      ⚠ {doubt.sentence(hit.id)}")
             if explain:
                 if hit.passage is not None:
                     click.echo(f"      matched by passage {hit.passage} of this long memory")

@@ -82,6 +82,11 @@ def restated(git_dir: Path) -> Path:
     return folder(git_dir) / "restated.jsonl"
 
 
+def codeprints(git_dir: Path) -> Path:
+    """The cache of the work tree's code fingerprints (`memgit.git.codeprint.Prints`)."""
+    return folder(git_dir) / "codeprints.json"
+
+
 def mainline(git_dir: Path) -> Path:
     """The default branch's memory files (blob ids) at its last tip seen: a new process need not
     ask git for them again until the branch moves."""

@@ -12,7 +12,7 @@ from typing import Any, Collection, Sequence
 from memgit.errors import MemgitError
 from memgit.git import cochange, localstate
 from memgit.index.workspace import Workspace
-from memgit.recall import provenance, scopes
+from memgit.recall import codecheck, provenance, scopes
 from memgit.recall import recall as recall_mod
 from memgit.recall.hit import Hit, Hits
 from memgit.recall.inject import HEADER, Injection, fit
@@ -48,7 +48,7 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         deep=deep,
         cochange=(lambda: cochange.partners(repo)) if (repo := ws.repo) is not None else None,
     )
-    hits = [h for h in found if h.id not in skip][:k]
+    hits = codecheck.annotate(ws, [h for h in found if h.id not in skip][:k])
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
         user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
         include_archived=include_archived, known=known, record=False, mark=False, deep=deep))

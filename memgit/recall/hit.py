@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from memgit.index.index import VectorUse
 from memgit.memory.format import Memory
+
+if TYPE_CHECKING:
+    from memgit.recall.codecheck import CodeState
 
 #: What `Review.state` says about a memory, compared with the default branch's copy.
 REVIEW_STATES = ("reviewed", "changed", "unreviewed")
@@ -64,6 +67,8 @@ class Hit:
     path: str
     memory: Memory = field(compare=False)
     scope: str = "project"
+    #: Its anchors checked against the work tree (`memgit.recall.codecheck`); None: no code anchors.
+    code: "CodeState | None" = field(default=None, compare=False)
     review: Review | None = field(default=None, compare=False)
     how: How | None = field(default=None, compare=False)
     passage: int | None = None  # the passage of a long memory that matched (memgit.index.passages)
@@ -81,9 +86,13 @@ class Hit:
             "path": self.path,
             "scope": self.scope,
             "memory": memory,
+            **self._code_dict(),
             "trust": trust(self),
             **self._how_dict(),
         }
+
+    def _code_dict(self) -> dict[str, Any]:
+        return {"code": self.code.to_dict()} if self.code is not None else {}
 
     def _how_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -108,6 +108,7 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
     room = per_memory
     if room is not None and count_tokens(head) > room:
         head = title if count_tokens(title) <= room else "### " + _cut(m.title, room - 1)
+    head += _code_lines(hit)
     anchors = _anchors_of(m)
     while anchors:
         line = "Anchors: " + ", ".join(f"`{a}`" for a in anchors)
@@ -124,6 +125,15 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
         if not body:
             return head
     return f"{head}\n{body}"
+
+
+def _code_lines(hit: Hit) -> str:
+    """What recall found of the hit's code (`memgit.recall.codecheck`), one line per doubt;
+    kept whatever the budget, since it says how far to trust the rest."""
+    if hit.code is None:
+        return ""
+    told = [d for d in hit.code.doubts if d.told]
+    return "".join(f"\n> ⚠ {doubt.sentence(hit.id)}" for doubt in told[:3])
 
 
 #: How each source is named where an agent reads it.

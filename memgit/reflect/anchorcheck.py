@@ -28,9 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from memgit.memory.against import looks_like_path
 from memgit.memory.format import Memory
-
-_PATHLIKE = re.compile(r"^[\w.@+-]+(?:/[\w.@+-]+)*\.\w{1,8}$|^[\w.@+-]+(?:/[\w.@+-]+)+$")
 
 
 @dataclass(frozen=True)
@@ -42,16 +41,6 @@ class Finding:
     path: str
     new: str | None
     why: str
-
-
-def looks_like_path(text: str) -> bool:
-    text = text.strip()
-    return (
-        bool(text)
-        and " " not in text
-        and not text.startswith(("http:", "https:"))
-        and bool(_PATHLIKE.match(text))
-    )
 
 
 def split_anchor(anchor: str) -> tuple[str, str | None]:

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from memgit.errors import MemgitError
-from memgit.memory import distinct, lenient, trust
+from memgit.memory import against, distinct, lenient, trust
 from memgit.memory import format as fmt
 from memgit.memory.anchors import extract_anchors
 from memgit.memory.format import Memory
@@ -371,9 +371,9 @@ class _Engine(Lifecycle):
                 text = f"{memory.title}\n{memory.body}"
                 evidence += tuple(
                     dict.fromkeys(
-                        f"the text still says `{f.path}`: edit it by hand if it should say `{f.new}`"
+                        f"the text said `{f.path}`: it now says `{f.new}`"
                         for f in renamed
-                        if f.path in text
+                        if f.new and _mentions(text, f.path)
                     )
                 )
                 change = self.edit(memory, **_renamed_fields(memory, renamed))
@@ -444,11 +444,34 @@ def _renamed_fields(memory: Memory, renamed: Sequence[Finding]) -> dict[str, Any
         path, sep, symbol = anchor.partition("::")
         return moves.get(path.strip(), path) + (sep + symbol if sep else "")
 
-    return {
+    fields: dict[str, Any] = {
         "files": tuple(dict.fromkeys(move(f) for f in memory.files)),
         "entity": move(memory.entity) if memory.entity else "",
         "symbols": tuple(move(s) for s in memory.symbols),
+        "title": _moved_in_text(memory.title, moves),
+        "body": _moved_in_text(memory.body, moves),
     }
+    record = memory.extra.get(against.FIELD)
+    if isinstance(record, list):  # the fingerprints stay what they were: the code did not change
+        fields[against.FIELD] = [" ".join((move(line.rpartition(" ")[0]), line.rpartition(" ")[2]))
+                                 if isinstance(line, str) and " " in line else line for line in record]
+    return fields
+
+
+def _path_in_text(path: str) -> re.Pattern[str]:
+    """`path` as a whole path in prose: not part of a longer path or name."""
+    return re.compile(rf"(?<![\w./-]){re.escape(path)}(?![\w/-]|\.\w)")
+
+
+def _mentions(text: str, path: str) -> bool:
+    return _path_in_text(path).search(text) is not None
+
+
+def _moved_in_text(text: str, moves: dict[str, str]) -> str:
+    """`text` with each renamed path written as its new path (`src/a.py::f` too)."""
+    for old, new in moves.items():
+        text = _path_in_text(old).sub(lambda _: new, text)
+    return text
 
 
 def _as_list(value: Any) -> list[str]:

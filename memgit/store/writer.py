@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from memgit.errors import MemgitError
-from memgit.git import localstate, repostate
+from memgit.git import codeprint, localstate, repostate
 from memgit.git import repo as gitrepo
 from memgit.git.hooks import refresh
 from memgit.git.mergesetup import ensure
 from memgit.memory import format as fmt
-from memgit.memory import lenient
+from memgit.memory import against, lenient
 from memgit.memory.format import Memory
 from memgit.store import changeset
 from memgit.store.folder import Store
@@ -43,6 +43,7 @@ class Writer:
         #: Files derived from the memories (the rules files' memgit blocks), brought up to date
         #: just before each commit; it returns those it changed, and they go in the same commit.
         self.derived: Callable[[], list[Path]] | None = None
+        self._prints: codeprint.Prints | None = None  # the work tree's code fingerprints, cached by stat
 
     @property
     def repository(self) -> gitrepo.Repo | None:
@@ -270,11 +271,32 @@ class Writer:
         for memory in memories:
             rel = memory.path or store.new_path(memory, taken)
             taken.add(rel)
-            placed.append(memory if memory.path == rel else replace(memory, path=rel))
+            placed.append(self.stamped(memory if memory.path == rel else replace(memory, path=rel),
+                                       save=False))
+        if self._prints is not None:
+            self._prints.save()  # once for the whole change (an import writes thousands)
         change = self.change(message, commit)
         for memory in placed:
             change.write(memory.path, self.text_of(memory))
         return placed, self.land(change)
+
+    def stamped(self, new: Memory, old: Memory | None = None, *, again: bool = False,
+                save: bool = True) -> Memory:
+        """`new` recording the code its anchors point at in the work tree now (see
+        `memgit.memory.against`); `again` records it even when an edit would keep the old record."""
+        if self._repo is None:
+            return new
+        if self._prints is None:
+            self._prints = codeprint.Prints(self._repo.root, self._repo.git_dir)
+        stamped = against.stamp(new, None if again else old, self._prints.of)
+        if save:
+            self._prints.save()
+        return stamped
+
+    def checked(self, memory: Memory) -> Memory:
+        """`memory`, once `text_of` has checked that memgit can write it."""
+        self.text_of(memory)
+        return memory
 
     def text_of(self, memory: Memory) -> str:
         """The file text memgit writes for `memory`, checked to read back exactly."""
