@@ -221,7 +221,8 @@ def test_reflect_apply_keeps_a_block_current_but_nothing_creates_one_unasked(rep
     done = memgit_cli(repo, "reflect", "--apply")
     assert "merge" in done.stdout and "memgit block" not in done.stderr
     assert not (repo / "AGENTS.md").exists()  # the project never ran `memgit rules`: nothing written
-    git(repo, "revert", "--no-edit", "HEAD")
+    # Undo the merge without saying "no" to it (a revert would: reflect then keeps them apart).
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
     (repo / "AGENTS.md").write_bytes(b"Our text\r\n")
     memgit_cli(repo, "rules")
     assert (repo / "AGENTS.md").read_text().count("Run the tests") == 2
