@@ -63,6 +63,9 @@ def capped(result: Any, limit: int, hint: str) -> Any:
             cut["*"] = "everything"
             break
         value = out[name]
+        # Room for the note saying what was kept, at its longest, before measuring what is left:
+        # a note added after the cut would push the answer over and cut every other member.
+        cut[name] = _kept(len(value) if isinstance(value, (list, dict, str)) else 0, value)
         other = _size({**out, name: None, "truncated": marker})
         out[name], cut[name] = _shorten(value, room - other)
     return {**out, "truncated": marker}
@@ -79,9 +82,16 @@ def _shorten(value: Any, room: int) -> tuple[Any, str]:
                 low = middle
             else:
                 high = middle - 1
-        unit = "characters" if isinstance(value, str) else "items"
-        return _rebuild(value, items[:low]), f"{low} of {len(items)} {unit} kept"
+        return _rebuild(value, items[:low]), _kept(low, value)
     return None, "left out"
+
+
+def _kept(count: int, value: Any) -> str:
+    """What a cut kept of `value`: `count` of its items or characters."""
+    if not isinstance(value, (list, dict, str)):
+        return "left out"
+    unit = "characters" if isinstance(value, str) else "items"
+    return f"{count} of {len(value)} {unit} kept"
 
 
 def _rebuild(value: Any, items: Any) -> Any:
