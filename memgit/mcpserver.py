@@ -12,8 +12,9 @@ import functools
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from memgit.errors import MemgitError
 from memgit.memory.trust import may_hide, proposed

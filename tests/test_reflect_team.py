@@ -3,6 +3,7 @@ what a forged history can and cannot do, and what the MCP server answers within 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -50,3 +51,45 @@ def test_an_answer_cut_to_the_budget_keeps_what_fits(repo: Path, mem: memgit.Mem
     assert shown["body"].startswith("A long note. word")
     assert shown["truncated"]["cut"] == {"body": shown["truncated"]["cut"]["body"]}
     assert len(__import__("json").dumps(shown, ensure_ascii=False).encode("utf-8")) <= 60_000
+
+
+# Two notes that state one thing in nearly the same words: reflect merges them on words alone.
+BACKOFF = ("Retry uploads with exponential backoff",
+           "The upload client retries failed uploads with exponential backoff capped at 30 seconds.")
+BACKOFF_AGAIN = ("Uploads retry with exponential backoff",
+                 "Failed uploads are retried by the upload client, exponential backoff, capped at 30 s.")
+DEPLOY = ("Deploys go out on Tuesdays", "Production releases are cut on Tuesday mornings after the staging soak.")
+DEPLOY_AGAIN = ("Releases are cut on Tuesdays", "Production deploys go out on Tuesday mornings after the staging soak.")
+
+
+def remember(root: Path, title: str, body: str) -> str:
+    return memgit_cli(root, "remember", "--title", title, body).stdout.strip()
+
+
+def duplicates(root: Path) -> list[tuple[str, list[str]]]:
+    data = json.loads(memgit_cli(root, "reflect", "--only", "duplicates", "--json").stdout)
+    return [(p["kind"], sorted(p["ids"])) for p in data["proposals"]]
+
+
+def test_a_forged_merge_trailer_in_a_reverted_commit_says_no_no(repo: Path, mem: memgit.Memgit) -> None:
+    """`Memgit-Merged:` lines in a commit that merged nothing, then "reverted": reflect still
+    proposes the merge (a trailer counts only where its commit deleted the merged memory)."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a, b = remember(repo, *BACKOFF), remember(repo, *BACKOFF_AGAIN)
+    c, d = remember(repo, *DEPLOY), remember(repo, *DEPLOY_AGAIN)
+    assert duplicates(repo) == sorted([("merge", sorted([a, b])), ("merge", sorted([c, d]))])
+    (repo / "notes.txt").write_text("typo\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", f"docs: a typo\n\nMemgit-Merged: {a} {b}\nMemgit-Merged: {c} {d}\n")
+    git(repo, "revert", "--no-edit", "HEAD")
+    assert duplicates(repo) == sorted([("merge", sorted([a, b])), ("merge", sorted([c, d]))])
+
+    # A real reflect merge of one pair whose message also names the other pair: only the merge
+    # it made is a "no" when it is reverted.
+    memgit_cli(repo, "reflect", "--only", "duplicates", "--apply", "--exclude", c)
+    message = git(repo, "log", "-1", "--format=%B")
+    assert "Memgit-Merged:" in message and c not in message
+    git(repo, "commit", "-q", "--amend", "-m", message.rstrip() + f"\nMemgit-Merged: {c} {d}\n")
+    git(repo, "revert", "--no-edit", "HEAD")
+    assert duplicates(repo) == sorted([("distinct", sorted([a, b])), ("merge", sorted([c, d]))])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from memgit.git import runner
+from memgit.git import runner, staging
 from memgit.git.repo import Repo
 
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
@@ -60,3 +60,23 @@ def _messages(repo: Repo, shas: list[str]) -> dict[str, str]:
         if out:
             break
     return out
+
+
+
+def changed_files(repo: Repo, sha: str) -> tuple[list[str], list[str]]:
+    """The texts, as they were before `sha`, of the Markdown files `sha` deleted and of those it
+    modified (against its first parent): what a merge of memories did, to check what its
+    message says against."""
+    listed = runner.run(["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--diff-filter=DM",
+                         f"{sha}^", sha, "--"], repo.root)
+    if listed.returncode != 0:
+        return [], []
+    fields = listed.stdout.split("\0")
+    before: list[tuple[str, str]] = []  # (status, blob before)
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        parts = meta.split()  # `:100644 100644 <old blob> <new blob> M`
+        if len(parts) == 5 and path.endswith(".md"):
+            before.append((parts[4], parts[2]))
+    blobs = staging.read_blobs(repo, sorted({blob for _, blob in before}))
+    texts = [(status, blobs[blob].decode("utf-8", "replace")) for status, blob in before if blob in blobs]
+    return [t for status, t in texts if status == "D"], [t for status, t in texts if status == "M"]

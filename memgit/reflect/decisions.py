@@ -43,6 +43,8 @@ TRAILER = "Memgit-Merged"
 _TRAILER = re.compile(rf"^{TRAILER}:\s*(\S+)\s+(\S+)\s*$", re.MULTILINE)
 #: Reflect commits made before the trailer: their message lists merges as `- merge A, B: ...`.
 _LISTED = re.compile(r"^- merge (\S+), (\S+):", re.MULTILINE)
+#: The id line of a memory file's front-matter.
+_ID = re.compile(r"^id:[ \t]*['\"]?([^\s'\"]+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,23 @@ def reverted_merges(repo: Repo | None) -> list[Reverted]:
         return []
     out: list[Reverted] = []
     for revert, target, message in reverts.reverted(repo):
-        out.extend(Reverted(a, b, target, revert) for a, b in merges_of(message))
+        named = merges_of(message)
+        if not named:
+            continue
+        # A message says what it likes: a pair counts only when the commit did merge it (deleted
+        # one memory's file and changed the other's), so a forged trailer stops no merge.
+        deleted, modified = (frozenset(_id_of(t) for t in texts) for texts in reverts.changed_files(repo, target))
+        out.extend(Reverted(a, b, target, revert) for a, b in named
+                   if (a in deleted and b in modified) or (b in deleted and a in modified))
     return out
+
+
+def _id_of(text: str) -> str:
+    """The id a memory file's front-matter gives ("" when it gives none)."""
+    if not text.startswith("---"):
+        return ""
+    found = _ID.search(text[3:].partition("\n---")[0])
+    return found.group(1) if found else ""
 
 
 def _pair(ws: Workspace, first: str, second: str) -> tuple[Memory, Memory]:
