@@ -78,12 +78,12 @@ def test_a_forged_merge_trailer_in_a_reverted_commit_says_no_no(repo: Path, mem:
     git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
     a, b = remember(repo, *BACKOFF), remember(repo, *BACKOFF_AGAIN)
     c, d = remember(repo, *DEPLOY), remember(repo, *DEPLOY_AGAIN)
-    assert duplicates(repo) == sorted([("merge", sorted([a, b])), ("merge", sorted([c, d]))])
+    assert sorted(duplicates(repo)) == sorted([("merge", sorted([a, b])), ("merge", sorted([c, d]))])
     (repo / "notes.txt").write_text("typo\n")
     git(repo, "add", "notes.txt")
     git(repo, "commit", "-q", "-m", f"docs: a typo\n\nMemgit-Merged: {a} {b}\nMemgit-Merged: {c} {d}\n")
     git(repo, "revert", "--no-edit", "HEAD")
-    assert duplicates(repo) == sorted([("merge", sorted([a, b])), ("merge", sorted([c, d]))])
+    assert sorted(duplicates(repo)) == sorted([("merge", sorted([a, b])), ("merge", sorted([c, d]))])
 
     # A real reflect merge of one pair whose message also names the other pair: only the merge
     # it made is a "no" when it is reverted.
@@ -92,4 +92,22 @@ def test_a_forged_merge_trailer_in_a_reverted_commit_says_no_no(repo: Path, mem:
     assert "Memgit-Merged:" in message and c not in message
     git(repo, "commit", "-q", "--amend", "-m", message.rstrip() + f"\nMemgit-Merged: {c} {d}\n")
     git(repo, "revert", "--no-edit", "HEAD")
-    assert duplicates(repo) == sorted([("distinct", sorted([a, b])), ("merge", sorted([c, d]))])
+    assert sorted(duplicates(repo)) == sorted([("distinct", sorted([a, b])), ("merge", sorted([c, d]))])
+
+
+def test_reverting_the_merge_of_a_reflect_branch_is_a_no(repo: Path, mem: memgit.Memgit) -> None:
+    """The team flow of `reflect --branch`: the branch is merged as a pull request (a merge
+    commit), and reverting that pull request (`git revert -m 1`) says no to its merges."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a, b = remember(repo, *BACKOFF), remember(repo, *BACKOFF_AGAIN)
+    remember(repo, *DEPLOY)
+    memgit_cli(repo, "reflect", "--only", "duplicates", "--branch", "memory/reflect-1")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "other work meanwhile")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "memory/reflect-1")
+    assert len(list((repo / ".memory").glob("*.md"))) == 2
+    git(repo, "revert", "--no-edit", "-m", "1", "HEAD")
+    assert len(list((repo / ".memory").glob("*.md"))) == 3
+    assert duplicates(repo) == [("distinct", sorted([a, b]))]
+    memgit_cli(repo, "reflect", "--only", "duplicates", "--apply")
+    assert duplicates(repo) == []

@@ -50,16 +50,26 @@ def _messages(repo: Repo, shas: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for group in ([shas], [[sha] for sha in shas]):
         for batch in group:
-            shown = runner.run(["log", "--no-walk=unsorted", "--format=%x1e%H%x1f%B", *batch, "--"],
+            shown = runner.run(["log", "--no-walk=unsorted", "--format=%x1e%H%x1f%P%x1f%B", *batch, "--"],
                                repo.root)
             if shown.returncode != 0:
                 continue
             for record in shown.stdout.split("\x1e")[1:]:
-                full, _, message = record.partition("\x1f")
+                full, _, rest = record.partition("\x1f")
+                parents, _, message = rest.partition("\x1f")
+                if len(parents.split()) > 1:  # a merged branch: what its commits said counts too
+                    message += _brought_in(repo, full.strip())
                 out[full.strip()] = message
         if out:
             break
     return out
+
+
+def _brought_in(repo: Repo, merge: str) -> str:
+    """The messages of the commits a merge commit brought in (not in its first parent), so that
+    `git revert -m 1` of a merged pull request undoes what its commits said they did."""
+    shown = runner.run(["log", "--no-merges", "--format=%n%B", f"{merge}^1..{merge}", "--"], repo.root)
+    return shown.stdout if shown.returncode == 0 else ""
 
 
 
