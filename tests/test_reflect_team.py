@@ -111,3 +111,20 @@ def test_reverting_the_merge_of_a_reflect_branch_is_a_no(repo: Path, mem: memgit
     assert duplicates(repo) == [("distinct", sorted([a, b]))]
     memgit_cli(repo, "reflect", "--only", "duplicates", "--apply")
     assert duplicates(repo) == []
+
+
+def test_a_revert_of_the_revert_of_the_revert_says_no_again(repo: Path, mem: memgit.Memgit) -> None:
+    """One person reverts reflect's merge, another reverts that revert (the merge is back), the
+    first reverts again: the memories are two again and the "no" stands again."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a, b = remember(repo, *BACKOFF), remember(repo, *BACKOFF_AGAIN)
+    remember(repo, *DEPLOY)
+    memgit_cli(repo, "reflect", "--only", "duplicates", "--apply")
+    git(repo, "revert", "--no-edit", "HEAD")
+    assert duplicates(repo) == [("distinct", sorted([a, b]))]
+    git(repo, "revert", "--no-edit", "HEAD")  # merged again: nothing to propose
+    assert duplicates(repo) == []
+    git(repo, "revert", "--no-edit", "HEAD")  # two again, and a "no"
+    assert len(list((repo / ".memory").glob("*.md"))) == 3
+    assert duplicates(repo) == [("distinct", sorted([a, b]))]

@@ -23,17 +23,22 @@ def reverted(repo: Repo) -> list[tuple[str, str, str]]:
                       "--fixed-strings"], repo.root)
     if log.returncode != 0:
         return []
-    undone: dict[str, str] = {}  # revert sha -> the sha it reverts
+    undone: dict[str, str] = {}  # revert sha -> the sha it reverts, oldest first
     for record in log.stdout.split("\x1e")[1:]:
         sha, _, body = record.partition("\x1f")
         for target in _REVERTS.findall(body):
             undone[sha.strip()] = target
-    targets = set(undone.values())
-
-    def itself_reverted(sha: str) -> bool:
-        return any(sha.startswith(t) for t in targets)
-
-    standing = {revert: target for revert, target in undone.items() if not itself_reverted(revert)}
+    # A revert stands unless a standing revert undid it: a revert of a revert of a revert
+    # stands, and so does what it restored. Newest first, so what undoes a revert is decided
+    # before it (a message naming a newer commit, which git never writes, undoes nothing).
+    by_prefix: dict[str, list[tuple[str, str]]] = {}  # the first 7 digits of a target -> its reverts
+    for revert, target in undone.items():
+        by_prefix.setdefault(target[:7], []).append((revert, target))
+    stands: dict[str, bool] = {}
+    for revert in reversed(undone):
+        stands[revert] = not any(stands.get(other, False) for other, target in by_prefix.get(revert[:7], ())
+                                 if revert.startswith(target))
+    standing = {revert: target for revert, target in undone.items() if stands[revert]}
     messages = _messages(repo, sorted(set(standing.values())))
     out = []
     for revert, target in standing.items():
