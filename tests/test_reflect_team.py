@@ -128,3 +128,23 @@ def test_a_revert_of_the_revert_of_the_revert_says_no_again(repo: Path, mem: mem
     git(repo, "revert", "--no-edit", "HEAD")  # two again, and a "no"
     assert len(list((repo / ".memory").glob("*.md"))) == 3
     assert duplicates(repo) == [("distinct", sorted([a, b]))]
+
+
+def test_merging_away_a_memory_with_changes_not_committed_is_refused(repo: Path, mem: memgit.Memgit) -> None:
+    """`feedback A B --duplicate` deletes one file: like `forget --hard`, it refuses when that
+    file has changes git does not hold, which the merge could drop without a trace."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a = remember(repo, *BACKOFF)
+    b = memgit_cli(repo, "remember", "--title", BACKOFF_AGAIN[0], "--confidence", "0.5",
+                   BACKOFF_AGAIN[1]).stdout.strip()
+    (path,) = [p for p in (repo / ".memory").glob("*.md") if f"id: {b}\n" in p.read_text()]
+    edited = path.read_text().replace("capped at 30 s.", "capped at 60 s.")
+    path.write_text(edited)
+    refused = memgit_cli(repo, "feedback", a, b, "--duplicate", check=False)
+    assert refused.returncode != 0 and "not committed" in refused.stderr and "--force" not in refused.stderr
+    assert path.read_text() == edited
+    git(repo, "commit", "-q", "-am", "backoff is capped at 60 s")
+    memgit_cli(repo, "feedback", a, b, "--duplicate")
+    assert not path.exists()
+    assert git(repo, "status", "--porcelain") == ""
