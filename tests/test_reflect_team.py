@@ -148,3 +148,21 @@ def test_merging_away_a_memory_with_changes_not_committed_is_refused(repo: Path,
     memgit_cli(repo, "feedback", a, b, "--duplicate")
     assert not path.exists()
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_merging_away_a_memory_never_committed_is_refused_cleanly(repo: Path, mem: memgit.Memgit) -> None:
+    """A memory remembered with --no-commit (staged only): `--duplicate` says to commit it
+    first, and leaves no half-made change behind."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a = remember(repo, *BACKOFF)
+    b = memgit_cli(repo, "remember", "--no-commit", "--confidence", "0.5", "--title", BACKOFF_AGAIN[0],
+                   BACKOFF_AGAIN[1]).stdout.strip()
+    before = git(repo, "status", "--porcelain")
+    refused = memgit_cli(repo, "feedback", a, b, "--duplicate", check=False)
+    assert refused.returncode != 0 and "not committed" in refused.stderr
+    assert "memgit finish" not in refused.stderr
+    assert git(repo, "status", "--porcelain") == before
+    git(repo, "commit", "-q", "-m", "the second note")
+    memgit_cli(repo, "feedback", a, b, "--duplicate")
+    assert git(repo, "status", "--porcelain") == ""

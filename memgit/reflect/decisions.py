@@ -127,7 +127,7 @@ def mark_duplicate(ws: Workspace, first: str, second: str, *, commit: bool = Tru
         a, b = _pair(ws, first, second)
         base, other = (a, b) if rank(a) >= rank(b) else (b, a)
         # Its file is deleted: changes to it git does not hold would be gone without a trace.
-        writer.keep_uncommitted(lambda: other.path, "merging it into the other", forced=False)
+        writer.keep_uncommitted(lambda: other.path, "merging it into the other", forced=False, new_too=True)
         merged = merge(base, other, updated=utc_now().isoformat(timespec="seconds"))
         listed = [v for v in distinct.listed(merged.extra.get(distinct.FIELD)) if v != other.id]
         extra = {k: v for k, v in merged.extra.items() if k != distinct.FIELD}
