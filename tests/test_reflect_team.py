@@ -166,3 +166,22 @@ def test_merging_away_a_memory_never_committed_is_refused_cleanly(repo: Path, me
     git(repo, "commit", "-q", "-m", "the second note")
     memgit_cli(repo, "feedback", a, b, "--duplicate")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_revert_in_a_shallow_clone_still_says_no(tmp_path: Path) -> None:
+    """A CI checkout two commits deep holds the reflect commit and its revert but not the
+    commit before: the "no" holds there too."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    git(origin, "commit", "-q", "--allow-empty", "-m", "initial")
+    memgit_cli(origin, "init")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a, b = remember(origin, *BACKOFF), remember(origin, *BACKOFF_AGAIN)
+    remember(origin, *DEPLOY)
+    memgit_cli(origin, "reflect", "--only", "duplicates", "--apply")
+    git(origin, "revert", "--no-edit", "HEAD")
+    ci = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{origin}", str(ci))
+    assert duplicates(ci) == [("distinct", sorted([a, b]))]

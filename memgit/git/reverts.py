@@ -78,14 +78,16 @@ def _brought_in(repo: Repo, merge: str) -> str:
 
 
 
-def changed_files(repo: Repo, sha: str) -> tuple[list[str], list[str]]:
+def changed_files(repo: Repo, sha: str) -> tuple[list[str], list[str]] | None:
     """The texts, as they were before `sha`, of the Markdown files `sha` deleted and of those it
     modified (against its first parent): what a merge of memories did, to check what its
-    message says against."""
+    message says against. None when git cannot tell (its parent is beyond a shallow clone's
+    history)."""
     listed = runner.run(["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--diff-filter=DM",
                          f"{sha}^", sha, "--"], repo.root)
-    if listed.returncode != 0:
-        return [], []
+    if listed.returncode != 0:  # no parent: a root commit, or one at a shallow clone's edge
+        shallow = runner.run(["rev-parse", "--is-shallow-repository"], repo.root).stdout.strip() == "true"
+        return None if shallow else ([], [])
     fields = listed.stdout.split("\0")
     before: list[tuple[str, str]] = []  # (status, blob before)
     for meta, path in zip(fields[0::2], fields[1::2]):

@@ -76,10 +76,14 @@ def reverted_merges(repo: Repo | None) -> list[Reverted]:
         if not named:
             continue
         # A message says what it likes: a pair counts only when the commit did merge it (deleted
-        # one memory's file and changed the other's), so a forged trailer stops no merge.
-        deleted, modified = (frozenset(_id_of(t) for t in texts) for texts in reverts.changed_files(repo, target))
-        out.extend(Reverted(a, b, target, revert) for a, b in named
-                   if (a in deleted and b in modified) or (b in deleted and a in modified))
+        # one memory's file and changed the other's), so a forged trailer stops no merge. Where
+        # git cannot show the commit's change (a shallow clone), the message is taken at its word.
+        changed = reverts.changed_files(repo, target)
+        if changed is not None:
+            deleted, modified = (frozenset(_id_of(t) for t in texts) for texts in changed)
+            named = [(a, b) for a, b in named
+                     if (a in deleted and b in modified) or (b in deleted and a in modified)]
+        out.extend(Reverted(a, b, target, revert) for a, b in named)
     return out
 
 
