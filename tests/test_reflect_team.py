@@ -186,3 +186,17 @@ def test_a_revert_in_a_shallow_clone_still_says_no(tmp_path: Path) -> None:
     ci = tmp_path / "ci"
     git(tmp_path, "clone", "-q", "--depth", "2", f"file://{origin}", str(ci))
     assert duplicates(ci) == [("distinct", sorted([a, b]))]
+
+
+def test_two_verdicts_on_a_pair_at_once_are_refused(repo: Path, mem: memgit.Memgit) -> None:
+    """`--not-duplicate --duplicate` merged the pair (the last flag won); saying both is refused."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memgit init", "--allow-empty")
+    a, b = remember(repo, *BACKOFF), remember(repo, *BACKOFF_AGAIN)
+    head = git(repo, "rev-parse", "HEAD")
+    for flags in (("--not-duplicate", "--duplicate"), ("--duplicate", "--not-duplicate")):
+        refused = memgit_cli(repo, "feedback", a, b, *flags, check=False)
+        assert refused.returncode != 0 and "give one of them" in refused.stderr
+    assert git(repo, "rev-parse", "HEAD") == head and len(list((repo / ".memory").glob("*.md"))) == 2
+    memgit_cli(repo, "feedback", a, b, "--not-duplicate")
+    assert duplicates(repo) == []
