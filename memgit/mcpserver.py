@@ -72,6 +72,16 @@ def capped(result: Any, limit: int, hint: str) -> Any:
     return {**out, "truncated": marker}
 
 
+def cut_message(message: str, limit: int) -> str:
+    """An error message within `limit` bytes, with room for what the MCP SDK puts before it:
+    one that quotes what it was given (a ref, a cursor) can be as long as that."""
+    room = limit - 200
+    if len(message.encode("utf-8")) <= room:
+        return message
+    note = " … (cut to the answer's byte budget)"
+    return message.encode("utf-8")[:room - len(note.encode("utf-8"))].decode("utf-8", "ignore") + note
+
+
 def _shorten(value: Any, room: int) -> tuple[Any, str]:
     """`value` shortened from its end to at most `room` bytes of JSON, and what was kept."""
     if isinstance(value, (list, dict, str)):
@@ -136,7 +146,7 @@ def build(mem: "Memgit") -> "MCPServer":
             try:
                 return capped(function(*args, **kwargs), mem.config.mcp_max_bytes, hint)
             except MemgitError as exc:
-                raise ToolError(str(exc)) from None
+                raise ToolError(cut_message(str(exc), mem.config.mcp_max_bytes)) from None
 
         server.tool()(wrapper)
         return function

@@ -200,3 +200,13 @@ def test_two_verdicts_on_a_pair_at_once_are_refused(repo: Path, mem: memgit.Memg
     assert git(repo, "rev-parse", "HEAD") == head and len(list((repo / ".memory").glob("*.md"))) == 2
     memgit_cli(repo, "feedback", a, b, "--not-duplicate")
     assert duplicates(repo) == []
+
+
+def test_an_error_answer_stays_within_the_budget(repo: Path, mem: memgit.Memgit) -> None:
+    """An error quotes what it was given: a 100 kB cursor or ref came back whole, over
+    `[mcp] max_bytes`; it is cut to the budget."""
+    for tool, arguments in (("reflect", {"cursor": "x" * 100_000}), ("show", {"ref": "y" * 100_000})):
+        result = mcp_call(repo, tool, arguments)
+        assert result.is_error is True
+        text = str(result.content[0].text)
+        assert len(text.encode("utf-8")) <= 60_000 and "cut to the answer's byte budget" in text
