@@ -12,8 +12,9 @@ import functools
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from memgit.errors import MemgitError
 from memgit.memory.trust import may_hide, proposed
@@ -63,9 +64,22 @@ def capped(result: Any, limit: int, hint: str) -> Any:
             cut["*"] = "everything"
             break
         value = out[name]
+        # Room for the note saying what was kept, at its longest, before measuring what is left:
+        # a note added after the cut would push the answer over and cut every other member.
+        cut[name] = _kept(len(value) if isinstance(value, (list, dict, str)) else 0, value)
         other = _size({**out, name: None, "truncated": marker})
         out[name], cut[name] = _shorten(value, room - other)
     return {**out, "truncated": marker}
+
+
+def cut_message(message: str, limit: int) -> str:
+    """An error message within `limit` bytes, with room for what the MCP SDK puts before it:
+    one that quotes what it was given (a ref, a cursor) can be as long as that."""
+    room = limit - 200
+    if len(message.encode("utf-8")) <= room:
+        return message
+    note = " … (cut to the answer's byte budget)"
+    return message.encode("utf-8")[:room - len(note.encode("utf-8"))].decode("utf-8", "ignore") + note
 
 
 def _shorten(value: Any, room: int) -> tuple[Any, str]:
@@ -79,9 +93,16 @@ def _shorten(value: Any, room: int) -> tuple[Any, str]:
                 low = middle
             else:
                 high = middle - 1
-        unit = "characters" if isinstance(value, str) else "items"
-        return _rebuild(value, items[:low]), f"{low} of {len(items)} {unit} kept"
+        return _rebuild(value, items[:low]), _kept(low, value)
     return None, "left out"
+
+
+def _kept(count: int, value: Any) -> str:
+    """What a cut kept of `value`: `count` of its items or characters."""
+    if not isinstance(value, (list, dict, str)):
+        return "left out"
+    unit = "characters" if isinstance(value, str) else "items"
+    return f"{count} of {len(value)} {unit} kept"
 
 
 def _rebuild(value: Any, items: Any) -> Any:
@@ -125,7 +146,7 @@ def build(mem: "Memgit") -> "MCPServer":
             try:
                 return capped(function(*args, **kwargs), mem.config.mcp_max_bytes, hint)
             except MemgitError as exc:
-                raise ToolError(str(exc)) from None
+                raise ToolError(cut_message(str(exc), mem.config.mcp_max_bytes)) from None
 
         server.tool()(wrapper)
         return function

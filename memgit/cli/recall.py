@@ -88,16 +88,23 @@ def recall(ctx: click.Context, query: str, k: int | None, task_id: str | None, k
 @click.option("--ignored", "verdict", flag_value="ignored", help="It was recalled but not needed.")
 @click.option("--wrong", "verdict", flag_value="wrong",
               help="It was wrong or misleading (reflect then lowers its confidence for review).")
-@click.option("--not-duplicate", "verdict", flag_value="not-duplicate",
+@click.option("--not-duplicate", "different", is_flag=True,
               help="REF and OTHER are different memories: reflect never proposes merging them "
                    "(written in both files, committed).")
-@click.option("--duplicate", "verdict", flag_value="duplicate",
+@click.option("--duplicate", "same", is_flag=True,
               help="REF and OTHER are one memory: merge them now (committed).")
 @click.option("--session", metavar="ID", help="The agent session (default $MEMGIT_SESSION, else today).")
 @click.pass_context
-def feedback(ctx: click.Context, ref: str, other: str | None, verdict: str | None, session: str | None) -> None:
+def feedback(ctx: click.Context, ref: str, other: str | None, verdict: str | None, different: bool, same: bool,
+             session: str | None) -> None:
     """Record whether a recalled memory was used, ignored or wrong (kept locally, never
     committed), or whether two memories are duplicates (kept in the repository)."""
+    # Separate flags, so that two verdicts at once are refused rather than the last one winning
+    # (`--not-duplicate --duplicate` would merge what the first flag says to keep apart).
+    given = [v for v in (verdict, "not-duplicate" if different else None, "duplicate" if same else None) if v]
+    if len(given) > 1:
+        raise MemgitError(f"--{given[0]} and --{given[1]} say different things: give one of them")
+    verdict = given[0] if given else None
     if verdict is None:
         raise MemgitError("say how the memory did: --used, --ignored or --wrong (or, for two memories, "
                           "--not-duplicate or --duplicate)")

@@ -43,6 +43,8 @@ TRAILER = "Memgit-Merged"
 _TRAILER = re.compile(rf"^{TRAILER}:\s*(\S+)\s+(\S+)\s*$", re.MULTILINE)
 #: Reflect commits made before the trailer: their message lists merges as `- merge A, B: ...`.
 _LISTED = re.compile(r"^- merge (\S+), (\S+):", re.MULTILINE)
+#: The id line of a memory file's front-matter.
+_ID = re.compile(r"^id:[ \t]*['\"]?([^\s'\"]+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,27 @@ def reverted_merges(repo: Repo | None) -> list[Reverted]:
         return []
     out: list[Reverted] = []
     for revert, target, message in reverts.reverted(repo):
-        out.extend(Reverted(a, b, target, revert) for a, b in merges_of(message))
+        named = merges_of(message)
+        if not named:
+            continue
+        # A message says what it likes: a pair counts only when the commit did merge it (deleted
+        # one memory's file and changed the other's), so a forged trailer stops no merge. Where
+        # git cannot show the commit's change (a shallow clone), the message is taken at its word.
+        changed = reverts.changed_files(repo, target)
+        if changed is not None:
+            deleted, modified = (frozenset(_id_of(t) for t in texts) for texts in changed)
+            named = [(a, b) for a, b in named
+                     if (a in deleted and b in modified) or (b in deleted and a in modified)]
+        out.extend(Reverted(a, b, target, revert) for a, b in named)
     return out
+
+
+def _id_of(text: str) -> str:
+    """The id a memory file's front-matter gives ("" when it gives none)."""
+    if not text.startswith("---"):
+        return ""
+    found = _ID.search(text[3:].partition("\n---")[0])
+    return found.group(1) if found else ""
 
 
 def _pair(ws: Workspace, first: str, second: str) -> tuple[Memory, Memory]:
@@ -109,6 +130,8 @@ def mark_duplicate(ws: Workspace, first: str, second: str, *, commit: bool = Tru
     with writer.writing():
         a, b = _pair(ws, first, second)
         base, other = (a, b) if rank(a) >= rank(b) else (b, a)
+        # Its file is deleted: changes to it git does not hold would be gone without a trace.
+        writer.keep_uncommitted(lambda: other.path, "merging it into the other", forced=False, new_too=True)
         merged = merge(base, other, updated=utc_now().isoformat(timespec="seconds"))
         listed = [v for v in distinct.listed(merged.extra.get(distinct.FIELD)) if v != other.id]
         extra = {k: v for k, v in merged.extra.items() if k != distinct.FIELD}

@@ -233,19 +233,23 @@ class Writer:
         change.delete(memory.path)
         self.land(change)
 
-    def keep_uncommitted(self, rel: Callable[[], str], verb: str) -> None:
+    def keep_uncommitted(self, rel: Callable[[], str], verb: str, *, forced: bool = True,
+                         new_too: bool = False) -> None:
         """Refuse to `verb` a memory (its file is `rel()`) whose file has changes git does not
-        hold (staged or not), as `git rm` does: they would be lost without a trace."""
+        hold (staged or not), as `git rm` does: they would be lost without a trace. `forced`:
+        the command has a --force that drops them (say so). `new_too`: a file never committed
+        is refused as well (its change set could not commit deleting it)."""
         repo = self.repo()
         try:
             path = self._store().path_of(rel())
         except MemgitError:
             return  # no such memory now (deleted): no file whose changes could be lost
-        if gitrepo.committed(repo, path) and gitrepo.dirty(repo, path):
+        if (new_too or gitrepo.committed(repo, path)) and gitrepo.dirty(repo, path):
             shown = os.path.relpath(path, repo.root)
             raise MemgitError(
                 f"{shown} has changes that are not committed, and {verb} would lose them: commit them "
-                f"first to keep them in history (git commit {shown}), or use --force to drop them"
+                f"first to keep them in history (git commit {shown})"
+                + (", or use --force to drop them" if forced else "")
             )
 
     def change(self, message: str, commit: bool = True) -> changeset.ChangeSet:
