@@ -384,7 +384,7 @@ _RANGES = (
     ("capture_llm_timeout", 1, 3600),
     ("rules_budget", 200, 100_000),
     ("rules_min_confidence", 0.0, 1.0),
-    ("mcp_max_bytes", 2_000, 100_000_000),
+    ("mcp_max_bytes", 2_000, 1_000_000),  # past ~250k tokens no agent can read an answer
 )
 
 
