@@ -142,9 +142,10 @@ def test_the_rolling_stat_still_sees_in_place_edits_and_files_gone_behind_the_fo
     for i in range(30):
         store.write(Memory(id=f"m-{i:03d}", title=f"Note {i}", body=f"Body {i}.", path=f"n{i:03d}.md"))
     built = Index(tmp_path / "repo" / "git" / "memgit" / "index.db", store, "none", warn=lambda m: None)
+    old = (1_000_000_000_000_000_000, 1_000_000_000_000_000_000)  # in 2001: no racy timestamps
+    for path in [*folder.iterdir(), folder]:
+        os.utime(path, ns=old)
     built.sync(full=True)
-    os.utime(folder, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
-    built.sync(full=True)  # the folder's (old, so not racy) mtime is recorded
     before = os.stat(folder).st_mtime_ns
     edited = folder / "n004.md"
     edited.write_text(edited.read_text().replace("Body 4.", "Body 4, edited in place."))

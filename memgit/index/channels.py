@@ -230,9 +230,10 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
                 (query_vector, task_id)):
             found[doc] = distance
         ids = _filtered(conn, found, where, args)
+    checked = set(found)  # `ids` holds those of them the filter keeps
     won = _with_passages(conn, query_vector, k, found)
     if won:
-        ids = _filtered(conn, found, where, args)
+        ids.update(_filtered(conn, {d: found[d] for d in won if d not in checked}, where, args))
         if passage_of is not None:
             passage_of.update((ids[d], n) for d, n in won.items() if d in ids)
     ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
