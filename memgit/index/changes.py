@@ -210,16 +210,25 @@ class Detector:
                     "SELECT rel, size, mtime_ns, dir FROM files ORDER BY rel LIMIT ?",
                     (self.rolling - len(rows),)).fetchall()
             scan.cursor = rows[-1][0] if rows else ""
-        root = str(self.root)
+        # The loop runs 1,000 times a recall: `rel` is relative and clean, so no os.path.join
+        # (a third of the stat's cost), and no look-ups in `scan` when it holds nothing.
+        root = str(self.root) + os.sep
+        changed, removed, dirs_removed = scan.changed, scan.removed, scan.dirs_removed
+        known = bool(changed or removed or dirs_removed)
+        os_stat = os.stat
+        checked = 0
         for rel, size, mtime_ns, rel_dir in rows:
-            if rel in scan.changed or rel in scan.removed or rel_dir in scan.dirs_removed:
+            if known and (rel in changed or rel in removed or rel_dir in dirs_removed):
                 continue  # known already
-            scan.checked += 1
-            now_stat = stat(os.path.join(root, rel))
-            if now_stat is None:
-                scan.removed.add(rel)
-            elif now_stat[:2] != (size, mtime_ns):
-                scan.changed[rel] = now_stat
+            checked += 1
+            try:
+                st = os_stat(root + rel)
+            except OSError:
+                removed.add(rel)
+                continue
+            if st.st_size != size or st.st_mtime_ns != mtime_ns:
+                changed[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        scan.checked += checked
 
     def read(self, rel: str, st: Stat, now: int) -> Parsed | None:
         """Read and parse one file (`st` from before the read); None if it vanished."""

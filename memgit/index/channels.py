@@ -230,9 +230,10 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
                 (query_vector, task_id)):
             found[doc] = distance
         ids = _filtered(conn, found, where, args)
+    checked = set(found)  # `ids` holds those of them the filter keeps
     won = _with_passages(conn, query_vector, k, found)
     if won:
-        ids = _filtered(conn, found, where, args)
+        ids.update(_filtered(conn, {d: found[d] for d in won if d not in checked}, where, args))
         if passage_of is not None:
             passage_of.update((ids[d], n) for d, n in won.items() if d in ids)
     ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
@@ -245,17 +246,30 @@ def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, floa
     query than its own vector, by `passages.CREDIT` of the difference; returns doc -> passage
     number for those."""
     won: dict[int, int] = {}
-    for doc, (distance, n) in passages.best(conn, query_vector, k).items():
+    best = passages.best(conn, query_vector, k)
+    # Those not among the nearest by their own vector: their own distance, in one statement.
+    others = _distances(conn, query_vector, [doc for doc in best if doc not in found])
+    for doc, (distance, n) in best.items():
         own = found.get(doc)
-        if own is None:  # not among the nearest by its own vector: read it
-            row = conn.execute(f"SELECT {_COSINE} FROM vectors v WHERE v.doc = ?2",
-                               (query_vector, doc)).fetchone()
-            own = float(row[0]) if row else 1.0
+        if own is None:
+            own = others.get(doc, 1.0)
         credited = own - passages.CREDIT * (own - distance)
         if credited < own:
             found[doc] = credited
             won[doc] = n
     return won
+
+
+def _distances(conn: Any, query_vector: bytes, docs: list[int]) -> dict[int, float]:
+    """doc -> cosine distance to the query of those `docs` that have a vector."""
+    out: dict[int, float] = {}
+    for start in range(0, len(docs), 500):
+        chunk = docs[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update((int(doc), float(d)) for doc, d in conn.execute(
+            f"SELECT v.doc, {_COSINE} FROM vectors v WHERE v.doc IN ({marks})",  # the marks are ?2...
+            (query_vector, *chunk)))
+    return out
 
 
 #: A zero vector has no cosine (NULL): call it orthogonal to everything.
