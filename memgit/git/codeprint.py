@@ -9,7 +9,8 @@ a pull request, from the work tree or from any revision.
   expression finds (the line that defines the name, then its braces or its indented block), each
   line stripped; None ("unknown") when no such line is found.
 
-Work-tree fingerprints are cached by each file's inode, mtime and size (`Prints`), so a recall
+Work-tree fingerprints are cached by each file's inode, mtime, ctime and size (`Prints`; the
+ctime, as git's index keeps it, because a tool can put a file's old mtime back), so a recall
 that checks its hits' anchors reads and parses a file only after it changed. Paths that climb
 out of the work tree, absolute paths and files over `MAX_BYTES` are never read.
 """
@@ -233,13 +234,13 @@ def _under(root: str, path: str) -> bool:
 
 @dataclass
 class _Entry:
-    stat: tuple[int, int, int]
+    stat: tuple[int, ...]
     blob: str | None
     symbols: dict[str, str | None]
 
 
 class Prints:
-    """Work-tree fingerprints of one repository, cached by each file's inode, mtime and size,
+    """Work-tree fingerprints of one repository, cached by each file's inode, mtime, ctime and size,
     in memory and (`save`) in `<git-dir>/memgit/codeprints.json` between processes."""
 
     KEEP = 5000
@@ -306,7 +307,7 @@ class Prints:
         full, st = found
         if not self._loaded:
             self._load()
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
         entry = self._entries.get(path)
         if entry is None or entry.stat != key:
             blob = None

@@ -1,0 +1,76 @@
+"""Memories checked against the code, as a team and an attacker meet them: verify on code that
+is gone, a work-tree cache fooled by a file rewritten under its old stat, a cache file left
+corrupt in the git dir, anchors into `.git`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memgit
+from memgit.errors import MemgitError
+
+from .conftest import git
+
+AUTH = 'def login(user, password):\n    """Check the password."""\n    return user\n'
+
+
+def _commit(repo: Path, message: str, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        git(repo, "add", rel)
+    git(repo, "commit", "-q", "-m", message)
+
+
+def _memgit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memgit", *args], cwd=repo, capture_output=True, text=True,
+                          check=False)
+
+
+def _state(repo: Path, query: str, memory_id: str) -> dict:  # type: ignore[type-arg]
+    """The `code` of a hit as `memgit recall --json` gives it, in its own process (the cache
+    file in the git dir is what carries fingerprints from one process to the next)."""
+    done = _memgit(repo, "recall", query, "--json", "--min-score", "0")
+    assert done.returncode == 0, done.stderr
+    hit = next(h for h in json.loads(done.stdout) if h["id"] == memory_id)
+    return hit["code"]  # type: ignore[no-any-return]
+
+
+def test_verify_refuses_a_memory_whose_code_is_gone(repo: Path, mem: memgit.Memgit) -> None:
+    _commit(repo, "auth", {"src/auth.py": AUTH})
+    m = mem.remember("login returns the user name unchanged", entity="src/auth.py::login").memory
+    _commit(repo, "rename", {"src/auth.py": AUTH.replace("def login", "def signin")})
+    before = git(repo, "rev-parse", "HEAD")
+    text = (mem.memory_dir / Path(m.path).name).read_text()
+    with pytest.raises(MemgitError, match="gone"):
+        mem.code.verify(m.id)
+    assert git(repo, "rev-parse", "HEAD") == before and git(repo, "status", "--porcelain") == ""
+    assert (mem.memory_dir / Path(m.path).name).read_text() == text
+    done = _memgit(repo, "verify", m.id)
+    assert done.returncode != 0 and "gone" in done.stderr
+    assert _state(repo, "login user name", m.id)["status"] == "gone"  # never silenced into "fresh"
+
+
+def test_a_file_rewritten_under_its_old_mtime_and_size_is_read_again(repo: Path, mem: memgit.Memgit) -> None:
+    """A tool that keeps a file's mtime (tar, `rsync -t --inplace`, `cp -p`), or a file system
+    whose clock ticks coarsely, leaves a changed file with the stat it had: git trusts its ctime
+    too, and so must the fingerprint cache."""
+    _commit(repo, "auth", {"src/auth.py": AUTH})
+    m = mem.remember("login returns the user name unchanged", entity="src/auth.py::login").memory
+    path = repo / "src/auth.py"
+    st = os.stat(path)
+    assert _state(repo, "login user name", m.id)["status"] == "fresh"  # cached in the git dir now
+    changed = AUTH.replace("return user", "return None")
+    assert len(changed) == len(AUTH)
+    with open(path, "r+") as handle:  # in place: the same inode
+        handle.write(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_ino == st.st_ino and os.stat(path).st_mtime_ns == st.st_mtime_ns
+    assert _state(repo, "login user name", m.id)["status"] == "changed"
