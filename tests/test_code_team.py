@@ -74,3 +74,47 @@ def test_a_file_rewritten_under_its_old_mtime_and_size_is_read_again(repo: Path,
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert os.stat(path).st_ino == st.st_ino and os.stat(path).st_mtime_ns == st.st_mtime_ns
     assert _state(repo, "login user name", m.id)["status"] == "changed"
+
+
+def test_a_hand_written_memory_recalled_before_its_commit_is_checked_once_committed(
+        repo: Path, mem: memgit.Memgit) -> None:
+    """A memory written by hand (no `written_against`) is taken as written against the code of
+    its commit; recalled before it was committed it has none, and what was cached then must not
+    outlive the commit (it would hide a change as "unknown", which injection does not say)."""
+    _commit(repo, "auth", {"src/auth.py": AUTH})
+    (mem.memory_dir / "login.md").write_text(
+        "---\nid: m-hand01\ntitle: login returns the user name unchanged\nentity: src/auth.py::login\n"
+        "created: 2026-01-01T00:00:00+00:00\nupdated: 2026-01-01T00:00:00+00:00\n---\n\nBody.\n")
+    assert _state(repo, "login user name", "m-hand01")["status"] == "unknown"  # never committed yet
+    git(repo, "add", ".memory/login.md")
+    git(repo, "commit", "-q", "-m", "a memory by hand")
+    assert _state(repo, "login user name", "m-hand01")["status"] == "fresh"
+    _commit(repo, "login returns a dict", {"src/auth.py": AUTH.replace("return user", "return {'u': user}")})
+    code = _state(repo, "login user name", "m-hand01")
+    assert code["status"] == "changed" and code["doubts"][0]["commits"] == 1
+
+
+@pytest.mark.parametrize("anchor", [".git/config", ".git/HEAD", "src/../.git/config", ".GIT/config"])
+def test_an_anchor_into_the_git_dir_is_never_read_nor_recorded(repo: Path, mem: memgit.Memgit, anchor: str) -> None:
+    """A hostile branch's memory naming `.git/config` with a bogus record would be "changed",
+    the agent told to verify it, and verify would commit (and push) a hash of the clone's own
+    config, with whatever credentials it holds: git's directory is not the project's code."""
+    _commit(repo, "auth", {"src/auth.py": AUTH})
+    m = mem.remember("the remote is set up by the bootstrap script", files=[anchor, "src/auth.py"]).memory
+    record = m.extra["written_against"]
+    assert record[0].endswith(" -") and record[1].startswith("src/auth.py ")
+    (mem.memory_dir / "evil.md").write_text(
+        f"---\nid: m-evil01\ntitle: the bootstrap script sets the remote\nfiles:\n- {anchor}\n"
+        f"written_against:\n- {anchor} 0123456789ab\n---\n\nBody.\n")
+    _commit(repo, "evil", {".memory/evil.md": (mem.memory_dir / "evil.md").read_text()})
+    code = _state(repo, "bootstrap script remote", "m-evil01")
+    assert code["status"] == "gone", code  # never "changed": the agent is not sent to verify it
+
+
+def test_a_link_into_the_git_dir_is_never_read(repo: Path, mem: memgit.Memgit) -> None:
+    _commit(repo, "auth", {"src/auth.py": AUTH})
+    (repo / "src" / "settings").symlink_to("../.git/config")
+    git(repo, "add", "src/settings")
+    git(repo, "commit", "-q", "-m", "a link")
+    m = mem.remember("settings come from the clone", files=["src/settings"]).memory
+    assert m.extra["written_against"] == ["src/settings -"]

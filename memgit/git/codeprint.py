@@ -12,7 +12,8 @@ a pull request, from the work tree or from any revision.
 Work-tree fingerprints are cached by each file's inode, mtime, ctime and size (`Prints`; the
 ctime, as git's index keeps it, because a tool can put a file's old mtime back), so a recall
 that checks its hits' anchors reads and parses a file only after it changed. Paths that climb
-out of the work tree, absolute paths and files over `MAX_BYTES` are never read.
+out of the work tree or into git's directory (`.git`), absolute paths and files over `MAX_BYTES`
+are never read.
 """
 
 from __future__ import annotations
@@ -193,7 +194,8 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
     """`inside`, with the file's stat; `seen` keeps whether each folder on the way is a real
     folder (not a link), so a recall looks at each once."""
     norm = os.path.normpath(path)
-    if not path or os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in path:
+    if not path or os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in path \
+            or _in_git_dir(norm):
         return None
     full = os.path.join(root, norm)
     parts = norm.split(os.sep)
@@ -218,14 +220,20 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
 
 def _through_link(root: str, full: str) -> tuple[str, os.stat_result] | None:
     """A path with a link on the way: followed, and kept only when it ends inside the work tree."""
-    real = os.path.realpath(full)
-    if not _under(os.path.realpath(root), real):
+    real, top = os.path.realpath(full), os.path.realpath(root)
+    if not _under(top, real) or _in_git_dir(os.path.relpath(real, top)):
         return None
     try:
         st = os.stat(real)
     except OSError:
         return None
     return (full, st) if stat.S_ISREG(st.st_mode) else None
+
+
+def _in_git_dir(norm: str) -> bool:
+    """Whether a normalised path from the root is in git's own directory (`.git`, any case: a
+    file system may not tell them apart), which holds the clone's config and credentials, not code."""
+    return norm.split(os.sep, 1)[0].lower() == ".git"
 
 
 def _under(root: str, path: str) -> bool:
