@@ -118,3 +118,18 @@ def test_a_link_into_the_git_dir_is_never_read(repo: Path, mem: memgit.Memgit) -
     git(repo, "commit", "-q", "-m", "a link")
     m = mem.remember("settings come from the clone", files=["src/settings"]).memory
     assert m.extra["written_against"] == ["src/settings -"]
+
+
+def test_a_function_too_deep_to_dump_is_fingerprinted_not_a_crash(repo: Path, mem: memgit.Memgit) -> None:
+    """Python parses a long chain of `+` that `ast.dump` cannot print back (its recursion runs
+    out): generated code, or a hostile branch's, must not make every recall or `doubts` fail."""
+    deep = "def table():\n    return " + " + ".join(["a"] * 1500) + "\n"
+    _commit(repo, "generated", {"src/gen.py": deep})
+    m = mem.remember("the generated table sums every entry", entity="src/gen.py::table").memory
+    assert m.extra["written_against"][0].startswith("src/gen.py::table py:")
+    assert _state(repo, "generated table sums", m.id)["status"] == "fresh"
+    _commit(repo, "one more", {"src/gen.py": deep.replace(" + a\n", " + b\n")})
+    assert _state(repo, "generated table sums", m.id)["status"] == "changed"
+    done = _memgit(repo, "doubts", "HEAD~1..HEAD", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [d["id"] for d in json.loads(done.stdout)["memories"]] == [m.id]

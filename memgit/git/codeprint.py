@@ -99,7 +99,24 @@ def python_print(node: ast.AST, *, named: bool = True) -> str:
     if not named and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         node = copy.copy(node)  # shallow: only the name is replaced
         node.name = "_"
-    return "py:" + _short_hash(ast.dump(node, include_attributes=False))
+    return "py:" + _short_hash(_dump(node))
+
+
+def _dump(node: ast.AST) -> str:
+    """`ast.dump` of `node` (line numbers left out); for a tree `ast.parse` takes but `ast.dump`
+    cannot recurse through (a chain of a thousand `+`), the same fields flattened by `ast.walk`,
+    which does not recurse."""
+    try:
+        return ast.dump(node, include_attributes=False)
+    except RecursionError:
+        parts = []
+        for child in ast.walk(node):
+            parts.append(type(child).__name__)
+            for name, value in ast.iter_fields(child):
+                items = value if isinstance(value, list) else [value]
+                parts.append(f"{name}:{len(items)}:" + ",".join(
+                    type(item).__name__ if isinstance(item, ast.AST) else repr(item) for item in items))
+        return "deep:" + "\n".join(parts)
 
 
 _OPENER = (r"(?:def|function|func|fn|class|struct|enum|interface|trait|type|impl|module|object|"
