@@ -133,3 +133,19 @@ def test_a_function_too_deep_to_dump_is_fingerprinted_not_a_crash(repo: Path, me
     done = _memgit(repo, "doubts", "HEAD~1..HEAD", "--json")
     assert done.returncode == 0, done.stderr
     assert [d["id"] for d in json.loads(done.stdout)["memories"]] == [m.id]
+
+
+def test_a_long_lived_writer_looks_again_at_a_folder_that_became_a_link(
+        repo: Path, mem: memgit.Memgit, tmp_path: Path) -> None:
+    """An MCP server writes for hours: a checkout in between can make `src` a link out of the
+    work tree, and what it recorded of `src` before must not let it read through that link."""
+    _commit(repo, "auth", {"src/auth.py": AUTH})
+    first = mem.remember("login returns the user", files=["src/auth.py"]).memory
+    assert first.extra["written_against"][0] != "src/auth.py -"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "auth.py").write_text("SECRET = 'hunter2'\n")
+    git(repo, "rm", "-q", "-r", "src")
+    (repo / "src").symlink_to(outside)
+    m = mem.remember("the auth module keeps a secret", files=["src/auth.py"]).memory
+    assert m.extra["written_against"] == ["src/auth.py -"]
