@@ -149,3 +149,14 @@ def test_a_long_lived_writer_looks_again_at_a_folder_that_became_a_link(
     (repo / "src").symlink_to(outside)
     m = mem.remember("the auth module keeps a secret", files=["src/auth.py"]).memory
     assert m.extra["written_against"] == ["src/auth.py -"]
+
+
+def test_doubts_does_not_send_a_memory_whose_code_was_deleted_to_verify(repo: Path, mem: memgit.Memgit) -> None:
+    _commit(repo, "auth", {"src/auth.py": AUTH + "\n\ndef logout():\n    pass\n"})
+    m = mem.remember("login returns the user name unchanged", entity="src/auth.py::login").memory
+    _commit(repo, "no login", {"src/auth.py": "def logout():\n    pass\n"})
+    text = mem.code.doubts("HEAD~1..HEAD").markdown()
+    assert "`src/auth.py::login` deleted" in text
+    assert f"memgit verify {m.id}" not in text and f"`memgit forget {m.id}`" in text
+    with pytest.raises(MemgitError, match="gone"):
+        mem.code.verify(m.id)
