@@ -160,3 +160,24 @@ def test_doubts_does_not_send_a_memory_whose_code_was_deleted_to_verify(repo: Pa
     assert f"memgit verify {m.id}" not in text and f"`memgit forget {m.id}`" in text
     with pytest.raises(MemgitError, match="gone"):
         mem.code.verify(m.id)
+
+
+def test_a_long_lived_process_sees_the_default_branch_as_it_is_after_a_fetch(tmp_path: Path) -> None:
+    """An MCP server that made a checkpoint (which asks git for the default branch) and then
+    fetched a teammate's edit of a memory must not go on calling its old copy "reviewed"."""
+    origin, a, b = tmp_path / "origin.git", tmp_path / "a", tmp_path / "b"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(tmp_path, "clone", "-q", str(origin), str(a))
+    _commit(a, "code", {"src/auth.py": AUTH})
+    mem_a = memgit.open(a, warn=lambda message: None)
+    mem_a.init()
+    m = mem_a.remember("zebra sessions expire after an hour").memory
+    git(a, "push", "-q", "origin", "main")
+    git(tmp_path, "clone", "-q", str(origin), str(b))
+    mem_b = memgit.open(b, warn=lambda message: None)
+    mem_b.checkpoint(intent="looking at sessions")
+    mem_a.update(m.id, title="zebra sessions expire after a day")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "fetch", "-q")
+    hit = next(h for h in mem_b.recall("zebra sessions", 5, min_score=0, record=False) if h.id == m.id)
+    assert hit.review is not None and hit.review.state == "changed"
