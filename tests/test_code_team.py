@@ -94,12 +94,16 @@ def test_a_hand_written_memory_recalled_before_its_commit_is_checked_once_commit
     assert code["status"] == "changed" and code["doubts"][0]["commits"] == 1
 
 
-@pytest.mark.parametrize("anchor", [".git/config", ".git/HEAD", "src/../.git/config", ".GIT/config"])
+@pytest.mark.parametrize("anchor", [".git/config", ".git/HEAD", "src/../.git/config", ".GIT/config",
+                                    "vendor/lib/.git/config"])
 def test_an_anchor_into_the_git_dir_is_never_read_nor_recorded(repo: Path, mem: memgit.Memgit, anchor: str) -> None:
     """A hostile branch's memory naming `.git/config` with a bogus record would be "changed",
     the agent told to verify it, and verify would commit (and push) a hash of the clone's own
     config, with whatever credentials it holds: git's directory is not the project's code."""
     _commit(repo, "auth", {"src/auth.py": AUTH})
+    nested = repo / "vendor" / "lib"  # a clone kept inside the work tree has a config of its own
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
     m = mem.remember("the remote is set up by the bootstrap script", files=[anchor, "src/auth.py"]).memory
     record = m.extra["written_against"]
     assert record[0].endswith(" -") and record[1].startswith("src/auth.py ")

@@ -248,9 +248,10 @@ def _through_link(root: str, full: str) -> tuple[str, os.stat_result] | None:
 
 
 def _in_git_dir(norm: str) -> bool:
-    """Whether a normalised path from the root is in git's own directory (`.git`, any case: a
-    file system may not tell them apart), which holds the clone's config and credentials, not code."""
-    return norm.split(os.sep, 1)[0].lower() == ".git"
+    """Whether a normalised path from the root is in a git directory (`.git`, any case: a file
+    system may not tell them apart; a nested clone's too), which holds a clone's config and
+    credentials, not code."""
+    return ".git" in (part.lower() for part in norm.split(os.sep))
 
 
 def _under(root: str, path: str) -> bool:
