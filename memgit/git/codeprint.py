@@ -9,9 +9,11 @@ a pull request, from the work tree or from any revision.
   expression finds (the line that defines the name, then its braces or its indented block), each
   line stripped; None ("unknown") when no such line is found.
 
-Work-tree fingerprints are cached by each file's inode, mtime and size (`Prints`), so a recall
+Work-tree fingerprints are cached by each file's inode, mtime, ctime and size (`Prints`; the
+ctime, as git's index keeps it, because a tool can put a file's old mtime back), so a recall
 that checks its hits' anchors reads and parses a file only after it changed. Paths that climb
-out of the work tree, absolute paths and files over `MAX_BYTES` are never read.
+out of the work tree or into git's directory (`.git`), absolute paths and files over `MAX_BYTES`
+are never read.
 """
 
 from __future__ import annotations
@@ -97,7 +99,24 @@ def python_print(node: ast.AST, *, named: bool = True) -> str:
     if not named and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         node = copy.copy(node)  # shallow: only the name is replaced
         node.name = "_"
-    return "py:" + _short_hash(ast.dump(node, include_attributes=False))
+    return "py:" + _short_hash(_dump(node))
+
+
+def _dump(node: ast.AST) -> str:
+    """`ast.dump` of `node` (line numbers left out); for a tree `ast.parse` takes but `ast.dump`
+    cannot recurse through (a chain of a thousand `+`), the same fields flattened by `ast.walk`,
+    which does not recurse."""
+    try:
+        return ast.dump(node, include_attributes=False)
+    except RecursionError:
+        parts = []
+        for child in ast.walk(node):
+            parts.append(type(child).__name__)
+            for name, value in ast.iter_fields(child):
+                items = value if isinstance(value, list) else [value]
+                parts.append(f"{name}:{len(items)}:" + ",".join(
+                    type(item).__name__ if isinstance(item, ast.AST) else repr(item) for item in items))
+        return "deep:" + "\n".join(parts)
 
 
 _OPENER = (r"(?:def|function|func|fn|class|struct|enum|interface|trait|type|impl|module|object|"
@@ -192,7 +211,8 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
     """`inside`, with the file's stat; `seen` keeps whether each folder on the way is a real
     folder (not a link), so a recall looks at each once."""
     norm = os.path.normpath(path)
-    if not path or os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in path:
+    if not path or os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in path \
+            or _in_git_dir(norm):
         return None
     full = os.path.join(root, norm)
     parts = norm.split(os.sep)
@@ -217,8 +237,8 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
 
 def _through_link(root: str, full: str) -> tuple[str, os.stat_result] | None:
     """A path with a link on the way: followed, and kept only when it ends inside the work tree."""
-    real = os.path.realpath(full)
-    if not _under(os.path.realpath(root), real):
+    real, top = os.path.realpath(full), os.path.realpath(root)
+    if not _under(top, real) or _in_git_dir(os.path.relpath(real, top)):
         return None
     try:
         st = os.stat(real)
@@ -227,19 +247,26 @@ def _through_link(root: str, full: str) -> tuple[str, os.stat_result] | None:
     return (full, st) if stat.S_ISREG(st.st_mode) else None
 
 
+def _in_git_dir(norm: str) -> bool:
+    """Whether a normalised path from the root is in a git directory (`.git`, any case: a file
+    system may not tell them apart; a nested clone's too), which holds a clone's config and
+    credentials, not code."""
+    return ".git" in (part.lower() for part in norm.split(os.sep))
+
+
 def _under(root: str, path: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @dataclass
 class _Entry:
-    stat: tuple[int, int, int]
+    stat: tuple[int, ...]
     blob: str | None
     symbols: dict[str, str | None]
 
 
 class Prints:
-    """Work-tree fingerprints of one repository, cached by each file's inode, mtime and size,
+    """Work-tree fingerprints of one repository, cached by each file's inode, mtime, ctime and size,
     in memory and (`save`) in `<git-dir>/memgit/codeprints.json` between processes."""
 
     KEEP = 5000
@@ -306,7 +333,7 @@ class Prints:
         full, st = found
         if not self._loaded:
             self._load()
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
         entry = self._entries.get(path)
         if entry is None or entry.stat != key:
             blob = None

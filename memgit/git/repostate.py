@@ -50,6 +50,11 @@ def held() -> Iterator[None]:
         _HELD = outer
 
 
+def holding() -> bool:
+    """Whether this is inside `held()`: a short process, whose answers of git are still true."""
+    return _HELD is not None
+
+
 def _both(root: Path) -> tuple[str | None, str | None] | None:
     """(HEAD, branch) in one git call when held; None otherwise (or on an unborn branch)."""
     if _HELD is None:

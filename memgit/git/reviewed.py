@@ -96,8 +96,10 @@ def _tip(repo: Repo, refs: tuple[str, ...]) -> tuple[str, str] | None:
     if last is not None and last[0] == stamp:
         return last[1]
     found: dict[str, tuple[str, str]] = {}
-    if last is None and refs == CANDIDATES:
-        found = repostate.branch_refs(repo.root)  # this process asked git already, or asks once for both
+    if last is None and refs == CANDIDATES and repostate.holding():
+        # A hook (`repostate.held`) asked git already, or asks once for both. Outside one the
+        # answer `branch_refs` keeps may be older than a fetch (an MCP server's): asked again.
+        found = repostate.branch_refs(repo.root)
     else:
         listed = runner.run(["for-each-ref", "--format=%(objectname) %(refname) %(symref)", *refs], repo.root,
                             timeout=30)

@@ -246,6 +246,7 @@ def verify(ws: Workspace, ref: str, commit: bool = True) -> Memory:
         if not against.code_anchors(memory):
             raise MemgitError(f"{memory.id} has no anchors into code (files, a path entity, "
                                      "path::symbol): there is nothing to verify")
+        _refuse_gone(ws, memory)
         extra = {k: v for k, v in memory.extra.items() if k != "needs_review"}
         now = datetime.now(UTC).replace(microsecond=0).isoformat()
         new = writer.stamped(replace(memory, extra=extra, updated=now), memory, again=True)
@@ -254,3 +255,23 @@ def verify(ws: Workspace, ref: str, commit: bool = True) -> Memory:
         change.write(new.path, patch.edited(ws.store, memory, new))
         writer.land(change)
     return new
+
+
+def _refuse_gone(ws: Workspace, memory: Memory) -> None:
+    """Refuse to verify a memory whose recorded code is gone from the work tree: its record
+    would become "not there", and recall would call it fresh while it describes nothing."""
+    repo = ws.repo
+    if repo is None:
+        return
+    prints = prints_for(repo)
+    prints.look_again()
+    anchors = against.code_anchors(memory)
+    record = against.recorded(memory)
+    if record is None:
+        record = derived(repo, ws.rel_path(memory), anchors, prints) or {}
+    gone = [a for a in anchors if codeprint.PRINT_RE.match(record.get(a) or "")
+            and prints.of(a) == codeprint.GONE]
+    if gone:
+        raise MemgitError(f"`{gone[0]}` is gone since {memory.id} was written, so there is nothing to verify it "
+                          "against: edit the memory to name the code as it is now (`memgit reflect --apply` "
+                          "fixes a renamed path) or forget it")

@@ -92,7 +92,9 @@ class Doubts:
                 short = ", ".join(_code(s.split(" ", 1)[0]) for s in c.commits[:3])
                 shas = f" ({short})" if c.commits else ""
                 lines.append(f"  - {_code(c.anchor)} {what}{new}{shas}")
-            if not d.resolved:
+            if not d.resolved and any(c.change == "deleted" for c in d.changes):
+                lines.append(f"  - its code is gone (`memgit verify` refuses it): edit it, or `memgit forget {_md(m.id)}`")
+            elif not d.resolved:
                 renamed = any(c.change in ("renamed", "moved") for c in d.changes)
                 lines.append(f"  - check it, then `memgit verify {_md(m.id)}`"
                              + (" (`memgit reflect --apply` fixes renamed paths)" if renamed else "")

@@ -292,6 +292,7 @@ class Writer:
             return new
         if self._prints is None:
             self._prints = codeprint.Prints(self._repo.root, self._repo.git_dir)
+        self._prints.look_again()  # a checkout since the last write may have made a folder a link
         stamped = against.stamp(new, None if again else old, self._prints.of)
         if save:
             self._prints.save()
