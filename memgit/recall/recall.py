@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Collection, Mapping, Sequence
 
@@ -83,9 +84,9 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         return Hits()
     floor = config.recall_min_score if min_score is None else float(min_score)
     shape = adaptive.shape(text)
-    weights = adaptive.weights_for(shape.kind, Weights(
-        keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
-        anchor=config.recall_weight_anchor, method=config.recall_method))
+    base = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
+                   anchor=config.recall_weight_anchor, method=config.recall_method)
+    weights = adaptive.weights_for(shape.kind, base)
     when = timing.question(text)
     if sync:
         index.sync(embed="auto")
@@ -99,7 +100,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
     exact = list(found.exact)
-    ranked = apply_floor(fuse(found.channels, weights), floor) if floor > 0 else fuse(found.channels, weights)
+    ranked = _fused(found.channels, weights, base, floor)
     memories: dict[str, Memory] = {}
     if task_id is not None and not ranked and not exact:
         found = index.search(text, limit=pool, include_archived=include_archived, kinds=kinds)
@@ -107,9 +108,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         memories = index.memories(_candidate_ids(found.channels))
         boosts = {mid: config.recall_task_widen for mid, m in memories.items()
                   if m.task_id is not None and m.task_id != task_id}
-        ranked = fuse(found.channels, weights, boosts)
-        if floor > 0:
-            ranked = apply_floor(ranked, floor)
+        ranked = _fused(found.channels, weights, base, floor, boosts)
 
     if when is not None:
         ranked = _by_time(index, ranked, when, include_archived, task_id, kinds)
@@ -187,3 +186,16 @@ def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | No
 
 def _stderr(message: str) -> None:
     print(f"memgit: {message}", file=sys.stderr)
+
+
+def _fused(channels: Channels, weights: Weights, base: Weights, floor: float,
+           boosts: Mapping[str, float] | None = None) -> list[Ranked]:
+    """The candidates ranked by the query's `weights`, keeping those whose relevance under the
+    configured `base` weights reaches `floor`, with that relevance: the kind of query decides
+    the order, never what counts as relevant at all (a vector weighed 1.5 times would carry a
+    memory that matches in meaning only, and loosely, over the floor)."""
+    ranked = fuse(channels, weights, boosts)
+    if weights == base:
+        return apply_floor(ranked, floor) if floor > 0 else ranked
+    absolute = {r.id: r.relevance for r in fuse(channels, base, boosts)}
+    return [replace(r, relevance=absolute[r.id]) for r in ranked if absolute[r.id] >= floor or floor <= 0]
