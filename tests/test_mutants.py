@@ -1,0 +1,100 @@
+"""Effects that a deliberately broken memgit (a "mutant") once left every other test green.
+
+Each test here drives memgit as it runs for real (git runs the hooks; the warm embedder is its
+own process answering on its socket) and observes the effect itself, so that the named change
+to memgit makes it fail.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import memgit
+from memgit.git import hooks as githooks
+from memgit.git import repo as gitrepo
+from memgit.index import warm
+
+from .conftest import git
+
+FAILING_POST_CHECKOUT = "#!/bin/sh\necho 'the team post-checkout failed' >&2\nexit 3\n"
+
+
+def test_a_chained_post_checkout_hooks_failure_is_still_gits_exit_status(repo: Path, mem: memgit.Memgit) -> None:
+    """git makes a post-checkout hook's exit status the exit status of `git checkout`. With
+    memgit's hook installed over the team's, a failing team hook still fails the checkout, as
+    it did before (mutant: memgit's post-* hooks always `exit 0`)."""
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-checkout").write_text(FAILING_POST_CHECKOUT)
+    (hooks / "post-checkout").chmod(0o755)
+    before = subprocess.run(["git", "checkout", "-q", "-b", "before"], cwd=repo, capture_output=True,
+                            text=True, check=False)
+    assert before.returncode != 0 and "the team post-checkout failed" in before.stderr
+
+    githooks.install(gitrepo.require(repo))
+    assert (hooks / "post-checkout.memgit-chained").read_text() == FAILING_POST_CHECKOUT
+    after = subprocess.run(["git", "checkout", "-q", "-b", "after"], cwd=repo, capture_output=True,
+                            text=True, check=False)
+    assert after.returncode == before.returncode, after.stderr
+    assert "the team post-checkout failed" in after.stderr
+    assert git(repo, "branch", "--show-current").strip() == "after"  # the checkout itself happened
+
+
+COUNTING_EMBEDDER = '''
+import array, os
+
+class Counting:
+    id = "test-counting-8"
+    dim = 8
+
+    def __init__(self, **options):
+        with open(os.environ["COUNTING_LOADS"], "a") as handle:
+            handle.write(f"{os.getpid()}\\n")
+
+    def embed(self, texts):
+        return [self.embed_query(text) for text in texts]
+
+    def embed_query(self, text):
+        values = [float(len(text) % 7 + i) for i in range(8)]
+        row = array.array("f", values)
+
+        class Row:
+            def astype(self, *args):
+                return self
+
+            def tobytes(self):
+                return row.tobytes()
+
+        return Row()
+'''
+
+
+def test_the_warm_embedder_process_loads_its_model_once_for_every_query(tmp_path: Path) -> None:
+    """The warm server exists so that a recall does not load the model: started as memgit starts
+    it (its own process, on its private socket), it answers several queries from one load
+    (mutant: the model loaded again for each query). Loads are counted by the embedder, not timed."""
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "countingembed.py").write_text(COUNTING_EMBEDDER)
+    loads = tmp_path / "loads"
+    name = "countingembed:Counting"
+    code = (f"import sys; sys.path.insert(0, {str(plugin)!r}); from memgit.index.warm import serve; "
+            f"serve({name!r}, 30)")
+    server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "COUNTING_LOADS": str(loads)})
+    try:
+        deadline = time.monotonic() + 60
+        first = None
+        while first is None and server.poll() is None:
+            assert time.monotonic() < deadline, "the warm server never answered"
+            time.sleep(0.05)
+            first = warm.query_vector(name, "parse_config returns a tuple", "test-counting-8")
+        answers = [warm.query_vector(name, f"query number {i}", "test-counting-8") for i in range(5)]
+        assert all(blob is not None and len(blob) == 8 * 4 for blob in answers)
+        assert loads.read_text().split() == [str(server.pid)]  # one load, in the server, for six queries
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
