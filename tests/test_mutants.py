@@ -7,6 +7,7 @@ to memgit makes it fail.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -98,3 +99,46 @@ def test_the_warm_embedder_process_loads_its_model_once_for_every_query(tmp_path
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+SESSION = """# Session log
+
+### Human
+
+We use pnpm, not npm, in this repo. Don't run npm install; it rewrites package-lock.json.
+
+### Assistant
+
+Understood, I'll use pnpm from now on.
+
+### Human
+
+Please add a retry to the upload client.
+
+### Assistant
+
+Done: the upload client retries three times.
+"""
+
+
+def memgit_cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The memgit command, run as the user runs it."""
+    return subprocess.run([sys.executable, "-m", "memgit", "-C", str(repo), *args], capture_output=True,
+                          text=True, check=False)
+
+
+def test_a_capture_applied_on_a_branch_still_counts_what_the_user_said_again(repo: Path) -> None:
+    """`capture --apply --branch` commits the proposal on a new branch; the user's repeating an
+    existing memory is logged all the same, and `stats` counts it (mutant: only the staged path
+    of `--apply` logs it)."""
+    assert memgit_cli(repo, "init").returncode == 0
+    remembered = memgit_cli(repo, "remember", "Use pnpm, never npm", "--kind", "convention")
+    assert remembered.returncode == 0, remembered.stderr
+    pnpm = remembered.stdout.strip()
+    transcript = repo.parent / "session.md"
+    transcript.write_text(SESSION)
+    applied = memgit_cli(repo, "capture", str(transcript), "--apply", "--branch", "memgit/capture-session")
+    assert applied.returncode == 0, applied.stderr
+    assert git(repo, "branch", "--list", "memgit/capture-session").strip()
+    stats = json.loads(memgit_cli(repo, "stats", "--json").stdout)
+    assert (stats["restated"], stats["restated_memories"], stats["most_restated"]) == (1, 1, {pnpm: 1})
