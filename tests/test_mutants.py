@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import memgit
 from memgit.git import hooks as githooks
 from memgit.git import repo as gitrepo
@@ -142,3 +144,39 @@ def test_a_capture_applied_on_a_branch_still_counts_what_the_user_said_again(rep
     assert git(repo, "branch", "--list", "memgit/capture-session").strip()
     stats = json.loads(memgit_cli(repo, "stats", "--json").stdout)
     assert (stats["restated"], stats["restated_memories"], stats["most_restated"]) == (1, 1, {pnpm: 1})
+
+
+def _stop_on_a_conflict(repo: Path, operation: str) -> subprocess.CompletedProcess[str]:
+    """`git rebase` or `git cherry-pick` of a commit that conflicts with main, stopped there."""
+    git(repo, "switch", "-q", "-c", "theirs")
+    (repo / "README.md").write_text("their project\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "switch", "-q", "main")
+    (repo / "README.md").write_text("our project\n")
+    git(repo, "commit", "-q", "-am", "ours")
+    if operation == "rebase":
+        git(repo, "switch", "-q", "theirs")
+        return subprocess.run(["git", "rebase", "main"], cwd=repo, capture_output=True, text=True, check=False)
+    return subprocess.run(["git", "cherry-pick", "theirs"], cwd=repo, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("operation", ["rebase", "cherry-pick"])
+def test_memgit_writes_nothing_into_a_rebase_or_cherry_pick_stopped_on_a_conflict(repo: Path,
+                                                                                 operation: str) -> None:
+    """A real `git rebase` / `git cherry-pick` stopped on a conflict: `memgit remember` refuses,
+    saying what is in progress and how to end it, and commits nothing into it; once aborted, it
+    writes again (mutant: only a merge counts as in progress)."""
+    assert memgit_cli(repo, "init").returncode == 0
+    stopped = _stop_on_a_conflict(repo, operation)
+    assert stopped.returncode != 0 and "CONFLICT (content)" in stopped.stdout + stopped.stderr
+    head = git(repo, "rev-parse", "HEAD")
+    refused = memgit_cli(repo, "remember", "the cache key includes the locale")
+    assert refused.returncode == 1
+    assert f"{operation} is in progress; finish it (git {operation} --continue or --abort)" in refused.stderr
+    assert not list((repo / ".memory").glob("the-cache-key-*.md"))
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "diff", "--name-only", "--diff-filter=U") == "README.md\n"  # the conflict, untouched
+    git(repo, operation, "--abort")
+    written = memgit_cli(repo, "remember", "the cache key includes the locale")
+    assert written.returncode == 0, written.stderr
+    assert len(list((repo / ".memory").glob("the-cache-key-*.md"))) == 1
