@@ -180,3 +180,25 @@ def test_memgit_writes_nothing_into_a_rebase_or_cherry_pick_stopped_on_a_conflic
     written = memgit_cli(repo, "remember", "the cache key includes the locale")
     assert written.returncode == 0, written.stderr
     assert len(list((repo / ".memory").glob("the-cache-key-*.md"))) == 1
+
+
+def test_the_user_settings_command_runs_through_sh_with_a_real_payload(repo: Path) -> None:
+    """`memgit hooks install claude --user` writes a command naming this interpreter (not
+    `memgit-hook` on PATH); run as Claude Code runs it (`sh -c`, the payload on stdin), it gives
+    the session its pinned memory (mutant: the command names a module that does not exist, which
+    `2>/dev/null || true` would hide)."""
+    assert memgit_cli(repo, "init").returncode == 0
+    remembered = memgit_cli(repo, "remember", "Deploys go through the release workflow", "--kind", "convention")
+    assert remembered.returncode == 0, remembered.stderr
+    pinned = memgit_cli(repo, "edit", remembered.stdout.strip(), "--pin")
+    assert pinned.returncode == 0, pinned.stderr
+    assert memgit_cli(repo, "hooks", "install", "claude", "--user").returncode == 0
+    settings = json.loads((Path.home() / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    payload = {"session_id": "user-settings-1", "transcript_path": None, "cwd": str(repo),
+               "hook_event_name": "SessionStart", "source": "startup"}
+    done = subprocess.run(["sh", "-c", command], cwd=repo, input=json.dumps(payload), capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Deploys go through the release workflow" in context
