@@ -202,3 +202,33 @@ def test_the_user_settings_command_runs_through_sh_with_a_real_payload(repo: Pat
     assert (done.returncode, done.stderr) == (0, "")
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Deploys go through the release workflow" in context
+
+
+def test_a_pull_refreshes_the_rules_files_block_through_the_post_merge_hook(tmp_path: Path, repo: Path) -> None:
+    """The project keeps a memgit block in AGENTS.md; a teammate's convention arrives with
+    `git pull`, and the detached post-merge hook alone brings the block up to date (mutant: the
+    hooks' sync leaves the rules files as they were)."""
+    from memgit.memory.format import Memory
+    from memgit.store.folder import Store
+
+    from .test_githooks import hook_python, wait_for_hook_runs
+
+    assert memgit_cli(repo, "init").returncode == 0
+    assert memgit_cli(repo, "remember", "Run the tests with pytest -q", "--kind", "convention").returncode == 0
+    assert memgit_cli(repo, "rules").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "rules block")
+    assert "Run the tests with pytest -q" in (repo / "AGENTS.md").read_text()
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(repo), str(teammate))
+    Store(teammate / ".memory").write(Memory(id="m-0a11e7", title="Format the code with black before a commit",
+                                             body="the CI checks it", kind="convention", path="black.md"))
+    git(teammate, "add", ".memory")
+    git(teammate, "commit", "-q", "-m", "teammate's convention")
+
+    githooks.install(gitrepo.require(repo), python=str(hook_python(tmp_path)))
+    pulled = subprocess.run(["git", "pull", "-q", "--no-rebase", str(teammate), "main"], cwd=repo,
+                            capture_output=True, text=True, check=False)
+    assert pulled.returncode == 0, pulled.stderr
+    assert wait_for_hook_runs(tmp_path, 1) == ["start sync", "exit 0"]
+    assert "Format the code with black before a commit" in (repo / "AGENTS.md").read_text()
