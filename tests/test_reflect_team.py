@@ -210,3 +210,27 @@ def test_an_error_answer_stays_within_the_budget(repo: Path, mem: memgit.Memgit)
         assert result.is_error is True
         text = str(result.content[0].text)
         assert len(text.encode("utf-8")) <= 60_000 and "cut to the answer's byte budget" in text
+
+
+def test_two_memories_written_against_different_versions_of_the_code_are_not_merged(repo: Path) -> None:
+    # A note from before a change and one from after it read alike, but a merge would give the
+    # kept one the other's outdated sentence: reflect leaves them apart and says why.
+    (repo / "src").mkdir()
+    (repo / "src" / "auth.py").write_text("def login(user):\n    return user\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "login")
+    memgit_cli(repo, "init")
+    memgit_cli(repo, "remember", "login() returns the user object it is given, and callers check the session",
+               "--entity", "src/auth.py::login")
+    (repo / "src" / "auth.py").write_text("def login(user, session):\n    return session.user\n")
+    git(repo, "commit", "-q", "-am", "login takes a session")
+    memgit_cli(repo, "remember", "login() returns the user object of the session it is given, callers check",
+               "--entity", "src/auth.py::login")
+    out = json.loads(memgit_cli(repo, "reflect", "--json").stdout)
+    assert [p for p in out["proposals"] if p["kind"] == "merge"] == []
+    assert "written against different versions of `src/auth.py::login`" in json.dumps(out)
+    # The same two notes written against the same code do merge.
+    memgit_cli(repo, "remember", "login() returns the user object of the session it is given; callers check",
+               "--entity", "src/auth.py::login")
+    out = json.loads(memgit_cli(repo, "reflect", "--json").stdout)
+    assert [p["kind"] for p in out["proposals"]].count("merge") == 1

@@ -32,7 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
-from memgit.memory import distinct
+from memgit.memory import against, distinct
 from memgit.memory.anchors import extract_anchors, normalize_anchor
 from memgit.memory.format import Memory
 from memgit.reflect.opposites import opposed
@@ -281,7 +281,7 @@ class Detector:
         ma, mb = self.memories[a], self.memories[b]
         if distinct.said(ma, mb) or frozenset((a, b)) in self.different:
             return "a person said they are different"
-        return opposed(ma, mb)
+        return opposed(ma, mb) or _written_apart(ma, mb)
 
     def reverts(self, a: str, b: str) -> bool:
         """One of the two says it reverts something and the other does not."""
@@ -326,6 +326,17 @@ class Detector:
 
 _SOURCE_RANK = {"user": 3, "static": 2, "inferred": 1}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _written_apart(a: Memory, b: Memory) -> str | None:
+    """Two memories written against different versions of the same code: each was true of
+    its own version, and a merge would give the kept one the other's outdated sentences."""
+    mine, theirs = against.recorded(a) or {}, against.recorded(b) or {}
+    for anchor in sorted(set(mine) & set(theirs)):
+        one, other = mine[anchor], theirs[anchor]
+        if one != other and against.UNKNOWN not in (one, other) and "-" not in (one, other):
+            return f"written against different versions of `{anchor}`: check which one holds now"
+    return None
 
 
 def rank(memory: Memory) -> tuple[int, float, str]:
