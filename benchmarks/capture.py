@@ -36,6 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # Not this folder: a script here named like a standard module would shadow it.
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchmarks"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder for this one import only
+import validity  # noqa: E402  (benchmarks/validity.py: one module for every benchmark in a run)
+sys.path.pop(0)
 
 import memgit  # noqa: E402
 from memgit.agents import transcripts  # noqa: E402
@@ -50,7 +53,6 @@ def kind_class(kind: str) -> str:
 
 def heldout(data: Path) -> None:
     """The capture-real set, scored by its own score.py (its last line is a JSON summary)."""
-    validity = _validity()
     scorer = data / "capture-real" / "score.py"
     validity.require(scorer.is_file(), f"no capture-real set at {data} (no capture-real/score.py)")
     done = subprocess.run([sys.executable, str(scorer), sys.prefix], capture_output=True, text=True,
@@ -71,19 +73,6 @@ def heldout(data: Path) -> None:
           f"refused {len(summary['refused'])}, leaks {sum(summary['leaks'].values())}")
     for kind, v in summary["by_gold_kind"].items():
         print(f"  recall {kind:11} {v['found']}/{v['gold']}")
-
-
-def _validity():  # type: ignore[no-untyped-def]
-    import importlib.util
-
-    module = sys.modules.get("memgit_bench_validity")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
-                                                      ROOT / "benchmarks" / "validity.py")
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules["memgit_bench_validity"] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
 
 
 def quality() -> None:
@@ -165,7 +154,7 @@ def main() -> int:
         speed(args.mb)
         return 0
 
-    return _validity().refuse_on_invalid(run, "capture")
+    return validity.refuse_on_invalid(run, "capture")
 
 
 if __name__ == "__main__":

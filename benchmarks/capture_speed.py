@@ -35,21 +35,10 @@ SESSION = "5f0c7a1e-bench-4d2b-9c1a-capture00001"
 FILES = [f"src/pkg/module_{n}.py" for n in range(40)] + [f"tests/test_module_{n}.py" for n in range(20)]
 
 
-def _validity():  # type: ignore[no-untyped-def]
-    """benchmarks/validity.py, loaded by path once."""
-    import importlib.util
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder for this one import only
+import validity  # noqa: E402  (benchmarks/validity.py: one module for every benchmark in a run)
+sys.path.pop(0)
 
-    module = sys.modules.get("memgit_bench_validity")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
-                                                      Path(__file__).resolve().parent / "validity.py")
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules["memgit_bench_validity"] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-validity = _validity()
 require = validity.require
 
 

@@ -23,7 +23,6 @@ Standard library and memgit only; results on stdout, progress on stderr.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import subprocess
@@ -33,18 +32,10 @@ from collections import Counter
 from pathlib import Path
 
 
-def _validity():  # type: ignore[no-untyped-def]
-    """benchmarks/validity.py, loaded by path (see its docstring)."""
-    here = Path(__file__).resolve().parent
-    spec = importlib.util.spec_from_file_location("memgit_bench_validity", here / "validity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["memgit_bench_validity"] = module
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder for this one import only
+import validity  # noqa: E402  (benchmarks/validity.py: one module for every benchmark in a run)
+sys.path.pop(0)
 
-
-validity = _validity()
 require = validity.require
 
 

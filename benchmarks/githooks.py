@@ -16,7 +16,6 @@ figure is printed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sqlite3
 import statistics
@@ -29,10 +28,9 @@ from pathlib import Path
 # This folder's secrets.py would shadow the standard library's `secrets`.
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
-_spec = importlib.util.spec_from_file_location("memgit_bench_validity", HERE / "validity.py")
-validity = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-sys.modules["memgit_bench_validity"] = validity
-_spec.loader.exec_module(validity)  # type: ignore[union-attr]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder for this one import only
+import validity  # noqa: E402  (benchmarks/validity.py: one module for every benchmark in a run)
+sys.path.pop(0)
 require = validity.require
 
 #: The memory only `main` has: whether the index holds it says which branch it was synced to.

@@ -113,18 +113,10 @@ def load_scorer(folder: Path, name: str = "score.py"):
     return module
 
 
-def _validity():  # type: ignore[no-untyped-def]
-    module = sys.modules.get("memgit_bench_validity")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("memgit_bench_validity",
-                                                      Path(__file__).resolve().parent / "validity.py")
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules["memgit_bench_validity"] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder for this one import only
+import validity  # noqa: E402  (benchmarks/validity.py: one module for every benchmark in a run)
+sys.path.pop(0)
 
-
-validity = _validity()
 require = validity.require
 
 

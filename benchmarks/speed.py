@@ -79,20 +79,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 
 
-def _validity():  # type: ignore[no-untyped-def]
-    """benchmarks/validity.py, loaded by path once (scripts that load this one by path share it)."""
-    import importlib.util
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder for this one import only
+import validity  # noqa: E402  (benchmarks/validity.py: one module for every benchmark in a run)
+sys.path.pop(0)
 
-    module = sys.modules.get("memgit_bench_validity")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("memgit_bench_validity", BENCH_DIR / "validity.py")
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules["memgit_bench_validity"] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-validity = _validity()
 require = validity.require
 STANDIN = "standin_embedder:StandInEmbedder"
 SEED = 20260517

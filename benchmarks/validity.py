@@ -7,8 +7,11 @@ measurement. The benchmarks call `require(condition, why)` on what they time, an
 `refuse_on_invalid(main)` turns an `InvalidRun` into one line on stderr saying why no figure
 was printed, and exit status 2, instead of a number.
 
-Loaded by path (`load()` below does it for a script in this folder), because a script's own
-folder is taken off `sys.path` by the scripts that would otherwise hide a standard module.
+A script imports it with its own folder on `sys.path` for that one import (three lines at
+the top of each), since the scripts keep this folder off `sys.path` otherwise: its `mcp.py` and
+`secrets.py` would hide the MCP SDK and the standard module. So every benchmark in one run
+shares one `validity` module, and an `InvalidRun` raised in one is caught by another that
+runs it. `load()` gives a script of this folder by path the same way.
 """
 
 from __future__ import annotations
