@@ -170,6 +170,8 @@ def test_symlink_outside_is_not_followed(mem, repo: Path, tmp_path: Path) -> Non
     outside.write_text("---\ntitle: secret stuff\n---\n")
     os.symlink(outside, repo / ".memory" / "link.md")
     assert mem.list() == []
+    # Not read, and not hidden either: lint says why the file is no memory.
+    assert [(p.path, p.message.split(",")[0]) for p in mem.lint()] == [("link.md", "a symbolic link")]
 
 
 def test_hostile_paths_refused(mem) -> None:  # type: ignore[no-untyped-def]

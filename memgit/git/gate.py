@@ -154,8 +154,13 @@ def lint_files(folder: Path, repo: gitrepo.Repo | None, memories: set[str]) -> I
             continue
         path = folder / rel
         try:
-            if path.is_symlink() or not path.is_file():
-                continue  # a symlink's target is not committed; a deleted tracked file is gone
+            if path.is_symlink():
+                if fmt.is_memory_file(path.name):  # skipped by every reader: say so, hide nothing
+                    yield Problem(rel, 0, "a symbolic link, which memgit never reads as a memory (it could "
+                                          "lead outside the repository): replace it with the file itself")
+                continue  # a symlink's target is not committed
+            if not path.is_file():
+                continue  # a deleted tracked file is gone
             size = path.stat().st_size
             if size > MAX_BYTES:
                 if not fmt.is_memory_file(path.name):  # a memory file's size is reported already
