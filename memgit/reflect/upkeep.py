@@ -46,11 +46,15 @@ class Outcome:
     branch: str | None = None
 
 
-def gather(ws: Workspace, now: datetime, *, anchors: bool = True) -> Inputs:
-    """Everything reflect reads, from the index (kept in step first) and the git dir."""
+def gather(ws: Workspace, now: datetime, *, anchors: bool = True, embed: bool = True) -> Inputs:
+    """Everything reflect reads, from the index (kept in step first) and the git dir; with
+    `embed`, what is pending embedded first (reflect proposes changes from it; `stats` only
+    counts, and does not make a person wait for a model)."""
     ws.require_store()
     index = ws.index
-    unembedded = _embed(ws)
+    unembedded = _embed(ws) if embed else None
+    if not embed:
+        index.sync(embed="auto")
     memories = [m for m, _ in index.all_memories()]
 
     def read_index() -> tuple[list[str], dict[str, list[float]]]:
@@ -266,7 +270,7 @@ def stats(ws: Workspace, since: str | None = None, now: datetime | None = None) 
     """Hit rate, freshness, repeat-explanation rate and counts (see docs/reflect.md)."""
     now = now or usage_mod.utc_now()
     start = usage_mod.parse_since(since, now)
-    inputs = gather(ws, now, anchors=False)
+    inputs = gather(ws, now, anchors=False, embed=False)
 
     active = [m for m in inputs.memories if m.active]
     new_ids = [m.id for m in active if start is None or (usage_mod.parse_time(m.created) or now) >= start]
