@@ -200,12 +200,26 @@ class Index:
                 self.db.warn_once(f"embed:{exc}", f"could not store vectors ({exc})")
 
     def _sync_files(self, report: SyncReport, full: bool) -> None:
-        scan = changes.Detector(self.db, self.store).detect(full)
+        seen = self.db.meta("last_sync")  # moves with every sync any process applies
+        scan, parsed = self._scan(full)
         report.checked = scan.checked
         if not scan:
             if scan.cursor is not None:
                 self._write_cursor(scan.cursor)
             return
+        with self.db.transaction():
+            if self.db.meta("last_sync") != seen:
+                # Another process applied a sync since this scan began: the scan may hold what
+                # that one has since undone. Look again, now that no one else can write.
+                scan, parsed = self._scan(full)
+            self._apply(scan, parsed, report)
+            if scan.cursor is not None:
+                self.db.set_meta("cursor", scan.cursor)
+            self.db.set_meta("last_sync", str(time.time()))
+
+    def _scan(self, full: bool) -> tuple[Scan, list[Parsed]]:
+        """What changed in the folder, and the changed files parsed (a file gone is removed)."""
+        scan = changes.Detector(self.db, self.store).detect(full)
         now = time.time_ns()
         parsed: list[Parsed] = []
         detector = changes.Detector(self.db, self.store)
@@ -215,11 +229,7 @@ class Index:
                 scan.removed.add(rel)
             else:
                 parsed.append(item)
-        with self.db.transaction():
-            self._apply(scan, parsed, report)
-            if scan.cursor is not None:
-                self.db.set_meta("cursor", scan.cursor)
-            self.db.set_meta("last_sync", str(time.time()))
+        return scan, parsed
 
     def _write_cursor(self, cursor: str) -> None:
         self.conn.execute("PRAGMA busy_timeout = 50")  # never wait long just for the cursor
