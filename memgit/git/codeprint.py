@@ -265,6 +265,13 @@ class _Entry:
     symbols: dict[str, str | None]
 
 
+def _entry_shaped(key: Any, blob: Any, symbols: Any) -> bool:
+    """Whether a cached entry has the shape `Prints.save` writes (anything else is read again)."""
+    return (isinstance(key, list) and len(key) == 4 and all(type(n) is int for n in key)
+            and (blob is None or isinstance(blob, str)) and isinstance(symbols, dict)
+            and all(isinstance(s, str) and (p is None or isinstance(p, str)) for s, p in symbols.items()))
+
+
 class Prints:
     """Work-tree fingerprints of one repository, cached by each file's inode, mtime, ctime and size,
     in memory and (`save`) in `<git-dir>/memgit/codeprints.json` between processes."""
@@ -289,8 +296,8 @@ class Prints:
         try:
             data = json.loads(self.cache_file.read_text(encoding="utf-8"))
             for path, (key, blob, symbols) in data["files"].items():
-                if isinstance(symbols, dict):
-                    self._entries[path] = _Entry(tuple(key), blob, dict(symbols))  # type: ignore[arg-type]
+                if _entry_shaped(key, blob, symbols):
+                    self._entries[path] = _Entry(tuple(key), blob, dict(symbols))
             self._extra = {k: v for k, v in data["more"].items() if isinstance(v, dict)}
         except (OSError, ValueError, TypeError, AttributeError, KeyError):
             self._entries, self._extra = {}, {}  # a cache that cannot be read is built again

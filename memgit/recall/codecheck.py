@@ -142,13 +142,31 @@ def derived(repo: Repo, memory_path: str, anchors: Sequence[str],
     key = "memory:" + memory_path
     stat = _stat(repo.root / memory_path)
     cached = prints.extra(key)
-    if cached is not None and cached.get("stat") == stat and all(a in cached["prints"] for a in anchors):
+    if (cached is not None and cached.get("stat") == stat and _prints_shaped(cached)
+            and all(a in cached["prints"] for a in anchors)):
         return dict(cached["prints"]) if cached["commit"] else None
     commit = _written_in(repo, memory_path)
     found = {a: p or against.UNKNOWN for a, p in codeprint.prints_at(repo.root, commit, anchors).items()} \
         if commit else {}
     prints.put_extra(key, {"stat": stat, "commit": commit, "prints": found})
     return found if commit else None
+
+
+def _prints_shaped(cached: dict[str, Any]) -> bool:
+    """Whether a cached `derived` answer has the shape this module writes (the cache is a file
+    under the git dir that anything may have left half-written or altered: never trust it)."""
+    found, commit = cached.get("prints"), cached.get("commit")
+    return (isinstance(found, dict) and (commit is None or isinstance(commit, str))
+            and all(isinstance(a, str) and isinstance(p, str) for a, p in found.items()))
+
+
+def _commits_shaped(cached: dict[str, Any]) -> bool:
+    """Whether a cached `_with_commits` answer has the shape this module writes."""
+    files = cached.get("files")
+    return isinstance(files, dict) and all(
+        isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], list)
+        and isinstance(entry[1], int) and (entry[2] is None or isinstance(entry[2], str))
+        for entry in files.values())
 
 
 def _stat(path: Path) -> list[int]:
@@ -180,7 +198,7 @@ def _with_commits(repo: Repo, memory_path: str, doubts: list[Doubt], prints: cod
     key = "commits:" + memory_path
     cached = prints.extra(key)
     stats = {p: _stat(repo.root / p) for p in changed}
-    fresh = (cached is not None and cached.get("memory") == _stat(repo.root / memory_path)
+    fresh = (cached is not None and _commits_shaped(cached) and cached.get("memory") == _stat(repo.root / memory_path)
              and cached.get("index") == index and all(cached.get("files", {}).get(p, [None])[0] == stats[p]
                                                       for p in changed))
     if not fresh:
