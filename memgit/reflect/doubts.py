@@ -184,6 +184,8 @@ def check(repo: Repo, memories: Sequence[tuple[Memory, str]], rev_range: str) ->
                                              *(f"{head}:{p}" for p in news if p)])
     commits = _commits(repo, base, head, wanted | {p for p in news if p})
     moved_to = _Movers(repo, base, head, files)
+    # Memory files new in the range (not a rename of one that was there before).
+    written = {p for p, f in files.items() if f.status == "A"} - {f.new for f in files.values() if f.status == "R"}
     out = []
     for memory, path, anchors in touched:
         changes = []
@@ -197,7 +199,10 @@ def check(repo: Repo, memories: Sequence[tuple[Memory, str]], rev_range: str) ->
                 shas = commits.get(files[file].new or file, []) or commits.get(file, [])
                 changes.append(AnchorChange(change[0], change[1], change[2], tuple(shas)))
         if changes:
-            out.append(Doubtful(memory, path, tuple(changes), _resolved(memory, changes, blobs, head)))
+            resolved = _resolved(memory, changes, blobs, head)
+            if resolved and path in written:
+                continue  # written in the range against the range's own code: nothing to doubt
+            out.append(Doubtful(memory, path, tuple(changes), resolved))
     out.sort(key=lambda d: (not d.memory.pinned, d.memory.id))
     return Doubts(base, head, tuple(out))
 
