@@ -370,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--no-minilm", action="store_true", help="skip the rows that need the real model")
     ap.add_argument("--only", nargs="+", choices=ROWS, default=list(ROWS))
+    ap.add_argument("--json", metavar="OUT", help="also write every row as JSON here")
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="memgit-agent-paths-"))
     try:
@@ -383,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     for row, label, ratio, detail in rows:
         figure = "refused" if ratio is None else f"{ratio:6.2f}x"
         print(f"{label:<62} {figure:>8}  {detail}  [target {TARGETS[row]}]")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "cores": os.cpu_count(), "load": os.getloadavg()[0], "python_pass_ms": base,
+            "rows": [{"row": row, "label": label, "ratio": ratio, "detail": detail, "target": TARGETS[row]}
+                     for row, label, ratio, detail in rows]}, indent=1))
     return 1 if any(r[2] is None for r in rows) else 0
 
 
