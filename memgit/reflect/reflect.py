@@ -25,8 +25,9 @@ with a problem `memgit lint` reports is never changed: it is listed instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from memgit.errors import MemgitError
 from memgit.memory import against, distinct, lenient, trust
@@ -193,6 +194,20 @@ class _Engine(Lifecycle):
                 self.notes.append(f"{missing} of {len(active)} memories {self.i.unembedded}")
         return self.detector
 
+    def _code_now(self) -> Callable[[str], str | None] | None:
+        """An anchor's fingerprint in the work tree, when reflect may read the code (`Inputs.root`)."""
+        if self.i.root is None:
+            return None
+        from memgit.git.codeprint import GONE, Prints  # only when two notes record different code
+
+        prints = Prints(self.i.root)
+
+        def now(anchor: str) -> str | None:
+            found = prints.of(anchor)
+            return None if found in (None, GONE) else found
+
+        return now
+
     # -- 1. duplicates -----------------------------------------------------------------------
 
     def duplicates(self) -> None:
@@ -261,7 +276,7 @@ class _Engine(Lifecycle):
 
     def supersessions(self) -> None:
         self.held_supersessions()
-        for found in find(self.active(), self._detector()):
+        for found in find(self.active(), self._detector(), self._code_now()):
             newer, older = self.state.get(found.newer), self.state.get(found.older)
             if newer is None or older is None or not newer.active or not older.active:
                 continue

@@ -1,9 +1,14 @@
 """Supersessions: a newer memory that replaces an older one about the same thing.
 
-Three patterns are recognised. A revert is found by its title; the other two only between
+Four patterns are recognised. A revert is found by its title; the other three only between
 two memories about the same entity file that are each other's closest memory:
 
 - a revert: one title is `Revert "<the other's title>"` (the revert wins);
+- the code moved on: the two were written against different versions of the same code
+  (`written_against`, `memgit.memory.against`) and the work tree's code is the version one of
+  them records, not the other's: that one holds now and wins, whatever their dates (a change
+  undone makes the older note true again). When neither matches, nothing is proposed here
+  (`memgit doubts` and recall's code check say both changed);
 - a change: the newer one says the thing changed ("now", "no longer", "instead of",
   "replaced by", "from now on", "switched to", "deprecated");
 - a contradiction: one says "always"/"must" and the other "never"/"do not" about it.
@@ -17,9 +22,10 @@ the pair is reported for a person and nothing is changed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
+from memgit.memory import against
 from memgit.memory.format import Memory
 from memgit.recall.usage import parse_time
 from memgit.reflect.duplicates import Detector, rank
@@ -56,7 +62,11 @@ def _norm(title: str) -> str:
     return " ".join(re.sub(r"\(#\d+\)", "", title).casefold().strip(" .\"'").split())
 
 
-def find(memories: Sequence[Memory], detector: Detector) -> list[Found]:
+def find(memories: Sequence[Memory], detector: Detector,
+         code_now: Callable[[str], str | None] | None = None) -> list[Found]:
+    """The supersessions among `memories`; `code_now` gives an anchor's fingerprint in the work
+    tree (`memgit.git.codeprint.Prints.of`), None where it cannot tell; without it the code is
+    not consulted."""
     by_id = {m.id: m for m in memories}
     by_title: dict[str, list[Memory]] = {}
     for memory in memories:
@@ -93,11 +103,39 @@ def find(memories: Sequence[Memory], detector: Detector) -> list[Found]:
             continue
         if a.entity.split("::")[0] != b.entity.split("::")[0]:
             continue
-        found = _judge(a, b, pair.score)
+        found = (_by_code(a, b, pair.score, code_now) if code_now is not None else None) \
+            or _judge(a, b, pair.score)
         if found is not None:
             seen.add(key)
             out.append(found)
     return out
+
+
+def _by_code(a: Memory, b: Memory, similarity: float, code_now: Callable[[str], str | None]) -> Found | None:
+    """The one of two memories written against different versions of an anchor whose version the
+    code is now (see the module docstring); None when the code does not tell them apart."""
+    mine, theirs = against.recorded(a) or {}, against.recorded(b) or {}
+    for anchor in sorted(set(mine) & set(theirs)):
+        one, other = mine[anchor], theirs[anchor]
+        if one == other or against.UNKNOWN in (one, other) or "-" in (one, other):
+            continue
+        now = code_now(anchor)
+        if now is None:
+            continue
+        holds = [m for m, then in ((a, one), (b, other)) if now == then or (len(then) >= 7 and now.startswith(then))]
+        if len(holds) != 1:
+            continue
+        winner = holds[0]
+        loser = b if winner is a else a
+        ta, tb = parse_time(winner.updated or winner.created), parse_time(loser.updated or loser.created)
+        newer, older = (winner, loser) if ta is None or tb is None or ta >= tb else (loser, winner)
+        return Found(newer.id, older.id, winner.id,
+                     f"`{anchor}` is now the code the kept memory was written against; the archived one "
+                     "was written against another version of it",
+                     (f"similarity {similarity:.2f}",
+                      (f"`{anchor}` now {now[:16]}; kept {mine[anchor] if winner is a else theirs[anchor]}, "
+                       f"archived {theirs[anchor] if winner is a else mine[anchor]}")))
+    return None
 
 
 def _judge(a: Memory, b: Memory, similarity: float) -> Found | None:
