@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memgit.agents import spool
+from memgit.agents import spool, warmhooks
 from memgit.git import localstate
 
 MAX_STDIN = 2_000_000
@@ -179,31 +179,54 @@ def _context(event: str, text: str) -> str:
     )
 
 
+def answer(agent: str, event: str, payload: dict[str, Any], cwd: Path) -> str:
+    """What the hook prints for `payload` ("" for nothing), failing open: any problem is one
+    line in hooks.log. The hook's own process runs it, or the warm hook server's child for it."""
+    try:
+        return run(agent, event, payload)
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent's session
+        if isinstance(exc, KeyboardInterrupt):
+            return ""
+        try:
+            log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
+        except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
+            pass
+        return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     agent = args[0] if args else "?"
     event = args[1] if len(args) > 1 else "?"
     cwd = Path(os.getcwd())
+    warm = False
     try:
         payload = read_payload(sys.stdin)
         payload.pop(TRANSCRIPT_END, None)  # memgit's own, from a record: never the agent's
         if isinstance(payload.get("cwd"), str):
             cwd = Path(payload["cwd"])
-        out = run(agent, event, payload)
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent's session
         if isinstance(exc, KeyboardInterrupt):
             return 0
         try:
             log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
             pass
         return 0
+    out = None
+    if event in warmhooks.EVENTS and not warmhooks.turned_off():
+        out = warmhooks.ask(agent, event, payload, cwd)
+        warm = out is None  # no server answered: this hook starts one for the next
+    if out is None:
+        out = answer(agent, event, payload, cwd)
     if out:
         try:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
         except OSError:
             pass
+    if warm:
+        warmhooks.spawn()
     return 0
 
 

@@ -63,3 +63,31 @@ def isolate(module: str, args: Sequence[str]) -> None:
     if sys.flags.ignore_environment or not any(os.environ.get(name) for name in _IMPORT_PATH_VARIABLES):
         return  # common ones (PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE) cost no second start
     os.execv(sys.executable, argv(module, *args))
+
+
+def detach(args: Sequence[str]) -> None:
+    """Start `args` detached: its own session, stdio on /dev/null, no other descriptor of this
+    process (an agent waiting for a hook's pipes to close must not wait for it). Raises OSError.
+
+    `posix_spawn` where it can say all that (Linux, with `/proc/self/fd` to list what to
+    close): a hook that starts a process must not pay for importing `subprocess`."""
+    try:
+        mine = [int(fd) for fd in os.listdir("/proc/self/fd") if fd.isdigit() and int(fd) > 2]
+    except OSError:
+        mine = []
+    if hasattr(os, "posix_spawn") and hasattr(os, "POSIX_SPAWN_OPEN") and mine:
+        actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+            (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        for fd in mine:
+            try:
+                if not os.get_inheritable(fd):
+                    continue  # closed on exec anyway
+            except OSError:
+                continue  # the listing's own descriptor, gone already
+            actions.append((os.POSIX_SPAWN_CLOSE, fd))
+        os.posix_spawn(args[0], list(args), dict(os.environ), file_actions=actions, setsid=True)
+        return
+    import subprocess  # where posix_spawn cannot do it all
+
+    subprocess.Popen(list(args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True)

@@ -61,7 +61,7 @@ def run_hook(repo: Path, event: str, data: str, trace: Path | None = None) -> tu
         trace.unlink(missing_ok=True)
         env["GIT_TRACE"] = str(trace)
     done = subprocess.run([sys.executable, "-I", "-c", RUN_HOOK, "claude", event], input=data, cwd=repo,
-                          capture_output=True, text=True, timeout=120, env=env)
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr
     log = repo / ".git" / "memgit" / "hooks.log"
     assert not log.exists(), log.read_text()
@@ -183,7 +183,7 @@ def test_pre_compact_hands_off_and_the_compacted_session_gets_its_checkpoint(pro
 def test_the_background_process_runs_what_was_handed_off(project: Path, tmp_path: Path) -> None:
     sessions = localstate.sessions_log(project / ".git")
     run_hook(project, "session-start", payload(project, "s-e", source="startup"))
-    out, _, calls = run_hook(project, "session-end", payload(project, "s-e", reason="exit"), tmp_path / "trace")
+    out, _, _ = run_hook(project, "session-end", payload(project, "s-e", reason="exit"))
     assert out == ""
     deadline = time.monotonic() + 60  # a deadline for a hung process, not a measurement
     while not (sessions.exists() and '"s-e"' in sessions.read_text()):
@@ -203,7 +203,7 @@ def test_a_record_stays_until_it_ran_and_a_broken_one_is_dropped(project: Path) 
     broken.write_text("{not json")
     # A process killed half-way left both; the next one runs what it can, drops the rest.
     done = subprocess.run([sys.executable, "-I", "-m", "memgit.hookjob", str(git_dir)], capture_output=True,
-                          timeout=120)
+                          timeout=120, check=False)
     assert done.returncode == 0 and os.listdir(localstate.handoffs(git_dir)) == []
     assert '"s-left"' in localstate.sessions_log(git_dir).read_text()
     assert "cannot be read: 00000000000000000001-1.json" in localstate.hooks_log(git_dir).read_text()
@@ -215,3 +215,74 @@ def test_handing_off_can_be_turned_off(project: Path, tmp_path: Path, monkeypatc
     run_hook(project, "pre-compact", payload(project, "s-off", transcript_path=str(session)))
     assert not localstate.handoffs(project / ".git").exists()
     assert git(project, "diff", "--cached", "--name-only").startswith(".memory/checkpoint-")
+
+
+# -- the warm hook server ------------------------------------------------------------------
+
+
+@pytest.fixture
+def warm(project: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """The warm hook server on (its socket under this test's own runtime folder); stopped after."""
+    from memgit.agents import warmhooks
+
+    monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
+    monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
+    yield warmhooks
+    pid = warmhooks.running()
+    if pid and pid > 0:
+        os.kill(pid, 15)  # the server this test started
+
+
+def _served(project: Path, session: str, prompt: str) -> tuple[str, list[str], str]:
+    """(answer, the hook's modules, the session used) of the first prompt hook a server answers
+    (the first hook starts one); each try is a new session."""
+    deadline = time.monotonic() + 60  # a deadline for a server that never starts, not a measurement
+    for attempt in range(1000):
+        name = f"{session}-{attempt}"
+        out, modules, _ = run_hook(project, "user-prompt", payload(project, name, prompt=prompt))
+        if "memgit.api" not in modules:
+            return out, modules, name
+        assert time.monotonic() < deadline, "no warm hook server answered"
+        time.sleep(0.2)
+    raise AssertionError("no warm hook server answered")
+
+
+def test_the_warm_server_answers_what_the_hook_would(project: Path, warm, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    prompt = "how does the retry handler back off"
+    served, modules, session = _served(project, "s-warm", prompt)
+    assert "retry handler" in served
+    # The hook itself imported none of memgit's store, index or recall: the server's child did the work.
+    assert [m for m in modules if m.startswith(("memgit.index", "memgit.recall", "memgit.store"))] == []
+    monkeypatch.setenv("MEMGIT_HOOKS_WARM", "0")
+    here, modules, _ = run_hook(project, "user-prompt", payload(project, "s-here", prompt=prompt))
+    assert "memgit.api" in modules and here == served
+    # The session's state was kept by the child as by the hook: the same memories are known.
+    states = [json.loads(p.read_text()) for p in localstate.sessions(project / ".git").iterdir()]
+    known = {s["session_id"]: s["known"] for s in states}
+    assert known[session] == known["s-here"] and known[session]
+    # The same prompt again in each session: what they hold is left out, served or not.
+    again, _, _ = run_hook(project, "user-prompt", payload(project, "s-here", prompt=prompt))
+    monkeypatch.delenv("MEMGIT_HOOKS_WARM")
+    served_again, modules, _ = run_hook(project, "user-prompt", payload(project, session, prompt=prompt))
+    assert served_again == again and "memgit.api" not in modules
+
+
+@pytest.mark.parametrize("case", ["open-folder", "stale-socket", "not-a-socket"])
+def test_a_socket_that_cannot_be_trusted_is_not_asked(case: str, project: Path, warm) -> None:  # type: ignore[no-untyped-def]
+    path = warm.socket_path()
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    if case == "open-folder":
+        path.parent.chmod(0o755)
+    elif case == "stale-socket":
+        import socket
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
+            dead.bind(str(path))  # nobody listens on it
+    else:
+        path.write_text("not a socket")
+    prompt = "how does the retry handler back off"
+    out, modules, _ = run_hook(project, "user-prompt", payload(project, "s-distrust", prompt=prompt))
+    assert "memgit.api" in modules and "retry handler" in out  # answered in the hook, as ever
+    if case == "open-folder":  # and no server is started in a folder others can enter
+        assert warm.ask("claude", "user-prompt", json.loads(payload(project, "s-x", prompt=prompt)), project) is None
+        assert warm.running() is None

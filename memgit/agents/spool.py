@@ -65,18 +65,8 @@ def start(git_dir: Path) -> None:
     start for waits for the next hook's process, or the next `session-start`)."""
     from memgit import launch  # only the events that hand off start a process
 
-    argv = launch.argv("memgit.hookjob", str(git_dir))
-    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)] if hasattr(
-        os, "POSIX_SPAWN_OPEN") else []
     try:
-        if hasattr(os, "posix_spawn") and null:
-            # posix_spawn, not subprocess: a hook that hands off must not pay for importing it.
-            os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=null, setsid=True)
-            return
-        import subprocess  # where posix_spawn cannot detach
-
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
+        launch.detach(launch.argv("memgit.hookjob", str(git_dir)))
     except OSError as exc:
         try:
             localstate.append(localstate.hooks_log(git_dir),
