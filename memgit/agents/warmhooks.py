@@ -28,13 +28,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import struct
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 IDLE_SECONDS = 900.0
 CONNECT_TIMEOUT = 0.05
@@ -108,6 +110,8 @@ def ask(agent: str, event: str, payload: dict[str, Any], cwd: Path) -> str | Non
     path = socket_path()
     if not _own_socket(path) or not _private(path.parent):
         return None
+    import socket  # only with a server to ask: a hook with none (or turned off) does without
+
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
@@ -184,6 +188,7 @@ def _unchanged(stamp: dict[str, tuple[int, int]]) -> bool:
 def serve(handle: Handler, idle_seconds: float = IDLE_SECONDS) -> None:
     """Serve hooks until idle for `idle_seconds`, or until memgit's code changes on disk."""
     import fcntl  # POSIX only (flock)
+    import socket  # the server's own
 
     path = socket_path()
     if not _private(path.parent, create=True):
@@ -235,6 +240,8 @@ def serve(handle: Handler, idle_seconds: float = IDLE_SECONDS) -> None:
 
 
 def _same_user(conn: socket.socket) -> bool:
+    import socket  # the server's own
+
     if not hasattr(socket, "SO_PEERCRED"):
         return True  # the private folder is what keeps others out here
     try:
