@@ -24,11 +24,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
-from memgit.agents import spool, warmhooks
-from memgit.git import localstate
+from memgit.agents import warmhooks
+
+# Not `typing` or `pathlib` at start: a hook that the warm server answers needs neither, and
+# each costs about a bare Python start of its own.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 MAX_STDIN = 2_000_000
 #: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
@@ -54,6 +58,8 @@ def _git_dir(cwd: Path) -> Path | None:
 
 def log(cwd: Path, agent: str, event: str, message: str) -> None:
     """One line in `<git-dir>/memgit/hooks.log`; silently nothing when there is no git dir."""
+    from memgit.git import localstate  # only a hook that has something to say
+
     git_dir = _git_dir(cwd)
     if git_dir is None:
         return
@@ -81,6 +87,8 @@ def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False
     """What to print for one event ("" for nothing); raises on any problem. The events in
     `HANDED_OFF` are written down for the background (`memgit.agents.spool`) unless `handed`
     (the background process running them)."""
+    from pathlib import Path  # only a hook that does the work here
+
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
     cwd = Path(str(payload.get("cwd") or os.getcwd()))
@@ -96,6 +104,7 @@ def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False
 
 
 def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any]) -> str:
+    from memgit.agents import spool  # only a hook that does the work here
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
     from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
 
@@ -116,6 +125,8 @@ def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> boo
     `MEMGIT_HOOKS_BACKGROUND=0`)."""
     if os.environ.get("MEMGIT_HOOKS_BACKGROUND", "").strip().lower() in ("0", "false", "no", "off"):
         return False
+    from memgit.agents import spool  # only the events that hand off
+
     repo = _repo(cwd)
     if repo is None or not (repo[0] / ".memory").is_dir():
         return False
@@ -151,6 +162,8 @@ def _repo(cwd: Path) -> tuple[Path, Path] | None:
 
 def run_handed(record: dict[str, Any]) -> None:
     """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log."""
+    from pathlib import Path  # the background process's
+
     agent, event = str(record.get("agent") or "?"), str(record.get("event") or "?")
     payload = dict(record["payload"])
     cwd = Path(str(record.get("cwd") or payload.get("cwd") or os.getcwd()))
@@ -194,22 +207,28 @@ def answer(agent: str, event: str, payload: dict[str, Any], cwd: Path) -> str:
         return ""
 
 
+def _path(folder: str) -> Path:
+    from pathlib import Path  # only a hook that does the work here
+
+    return Path(folder)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     agent = args[0] if args else "?"
     event = args[1] if len(args) > 1 else "?"
-    cwd = Path(os.getcwd())
+    cwd = os.getcwd()
     warm = False
     try:
         payload = read_payload(sys.stdin)
         payload.pop(TRANSCRIPT_END, None)  # memgit's own, from a record: never the agent's
         if isinstance(payload.get("cwd"), str):
-            cwd = Path(payload["cwd"])
+            cwd = payload["cwd"]
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent's session
         if isinstance(exc, KeyboardInterrupt):
             return 0
         try:
-            log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
+            log(_path(cwd), agent, event, f"{type(exc).__name__}: {exc}")
         except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
             pass
         return 0
@@ -218,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         out = warmhooks.ask(agent, event, payload, cwd)
         warm = out is None  # no server answered: this hook starts one for the next
     if out is None:
-        out = answer(agent, event, payload, cwd)
+        out = answer(agent, event, payload, _path(cwd))
     if out:
         try:
             sys.stdout.write(out + "\n")

@@ -16,10 +16,12 @@ these flags when a variable that changes the import path (`PYTHONPATH`…) is se
 from __future__ import annotations
 
 import os
-import shlex
 import sys
-from pathlib import Path
-from typing import Sequence
+
+# Not `pathlib`, `shlex` or `typing` at start: every hook imports this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: The variables that change where Python imports from: only these make a hook start again.
 _IMPORT_PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPLATLIBDIR")
@@ -30,6 +32,7 @@ HOOK_COMMAND = "memgit-hook"
 
 def _in_user_site() -> bool:
     import site  # only to tell a user-site install
+    from pathlib import Path  # as above
 
     try:
         user_site = Path(site.getusersitepackages()).resolve()
@@ -51,6 +54,7 @@ def argv(module: str, *args: str, python: str | None = None) -> list[str]:
 
 def command(module: str, *args: str, python: str | None = None) -> str:
     """`argv()` as one shell-quoted line, for hook files and git config."""
+    import shlex  # only to write a command line
     return " ".join(shlex.quote(part) for part in argv(module, *args, python=python))
 
 

@@ -25,18 +25,23 @@ Wire format: 4-byte big-endian length + UTF-8 JSON, each way. Request: `agent`, 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import struct
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import zlib
 
+# Not `typing`, `pathlib`, `hashlib` or `socket` at start: a hook with a server to ask needs
+# little, and each of those costs a good part of a bare Python start.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
+    Handler = Callable[[str, str, dict[str, Any], Path], str]
 
 IDLE_SECONDS = 900.0
 CONNECT_TIMEOUT = 0.05
@@ -52,19 +57,29 @@ def turned_off() -> bool:
                for name in ("MEMGIT_HOOKS_WARM", "MEMGIT_INDEX_WARM"))
 
 
-def socket_path() -> Path:
-    """This user's socket for this interpreter and this installation of memgit."""
+#: The installed memgit this process runs: a server answers only hooks of the same one.
+HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _socket_file() -> str:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     base = runtime if runtime and os.path.isdir(runtime) else os.environ.get("TMPDIR") or "/tmp"
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    digest = hashlib.sha1(f"{sys.executable}\0{here}".encode()).hexdigest()[:12]
-    return Path(base) / f"memgit-{os.getuid()}" / f"hooks-{digest}.sock"
+    key = f"{sys.executable}\0{HOME}".encode()
+    digest = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
+    return os.path.join(base, f"memgit-{os.getuid()}", f"hooks-{digest}.sock")
 
 
-def _private(folder: Path, create: bool = False) -> bool:
+def socket_path() -> Path:
+    """This user's socket for this interpreter and this installation of memgit."""
+    from pathlib import Path  # not on a hook's own path (`ask`)
+
+    return Path(_socket_file())
+
+
+def _private(folder: str | Path, create: bool = False) -> bool:
     try:
-        if create:
-            folder.mkdir(mode=0o700, exist_ok=True)
+        if create and not os.path.lexists(folder):
+            os.mkdir(folder, 0o700)
         st = os.lstat(folder)
     except OSError:
         return False
@@ -73,7 +88,7 @@ def _private(folder: Path, create: bool = False) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and (st.st_mode & 0o077) == 0
 
 
-def _own_socket(path: Path) -> bool:
+def _own_socket(path: str) -> bool:
     import stat  # only once a socket is there to check
 
     try:
@@ -105,20 +120,20 @@ def _exact(conn: socket.socket, size: int) -> bytes:
     return bytes(chunks)
 
 
-def ask(agent: str, event: str, payload: dict[str, Any], cwd: Path) -> str | None:
+def ask(agent: str, event: str, payload: dict[str, Any], cwd: str | Path) -> str | None:
     """The hook's answer from a running server, or None (do it here). Never raises."""
-    path = socket_path()
-    if not _own_socket(path) or not _private(path.parent):
+    path = _socket_file()
+    if not _own_socket(path) or not _private(os.path.dirname(path)):
         return None
     import socket  # only with a server to ask: a hook with none (or turned off) does without
 
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
-            conn.connect(str(path))
+            conn.connect(path)
             conn.settimeout(REPLY_TIMEOUT)
             _send(conn, {"agent": agent, "event": event, "payload": payload, "cwd": str(cwd),
-                         "env": dict(os.environ)})
+                         "env": dict(os.environ), "home": HOME})
             answer = _receive(conn)
     except (OSError, ConnectionError, ValueError, struct.error):
         return None
@@ -138,9 +153,6 @@ def spawn() -> None:
         launch.detach(launch.argv("memgit.hookwarm"))
     except OSError:
         pass
-
-
-Handler = Callable[[str, str, dict[str, Any], Path], str]
 
 
 def running() -> int | None:
@@ -284,8 +296,12 @@ def _fork(conn: socket.socket, server: socket.socket, handle: Handler) -> None:
         server.close()
         conn.settimeout(REPLY_TIMEOUT)
         request = _receive(conn)
+        if request.get("home") != HOME:
+            raise ValueError("a hook of another installation of memgit")
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
+        from pathlib import Path  # the child's, already imported by the server
+
         cwd = Path(str(request["cwd"]))
         try:
             os.chdir(cwd)
