@@ -28,7 +28,8 @@ from pathlib import Path
 
 #: Variables that change which repository git finds, or where.
 _DISCOVERY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
-                        "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE")
+                        "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE",
+                        "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_REF_STORAGE")
 _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 #: Config that makes git's answer something else than this module's reading of the files.
 _UNUSUAL_CONFIG = re.compile(r"worktree|\bbare\s*(?:=\s*(?:true|yes|on|1)\b|$)|\[\s*include|refstorage",
