@@ -253,6 +253,7 @@ def test_the_warm_server_answers_what_the_hook_would(project: Path, warm, monkey
     assert "retry handler" in served
     # The hook itself imported none of memgit's store, index or recall: the server's child did the work.
     assert [m for m in modules if m.startswith(("memgit.index", "memgit.recall", "memgit.store"))] == []
+    assert [m for m in ("typing", "pathlib", "subprocess", "hashlib") if m in modules] == []
     monkeypatch.setenv("MEMGIT_HOOKS_WARM", "0")
     here, modules, _ = run_hook(project, "user-prompt", payload(project, "s-here", prompt=prompt))
     assert "memgit.api" in modules and here == served
