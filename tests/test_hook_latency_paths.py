@@ -43,8 +43,9 @@ def project(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMGIT_HOOKS_BACKGROUND", "1")
     with memgit.open(repo, warn=lambda message: None) as mem:
         mem.init()
-        for i in range(4):
-            mem.remember(f"The retry handler {i} backs off exponentially, capped at {i + 2} minutes", kind="fact")
+        mem.import_jsonl([json.dumps({"id": f"m-retry{i}", "kind": "fact", "title": f"The retry handler {i} backs off "
+                                      f"exponentially, capped at {i + 2} minutes", "body": "See retry.py."})
+                          for i in range(4)])  # one commit
     git(repo, "checkout", "-q", "-b", "fix/retry-backoff")
     (repo / "retry.py").write_text("def backoff(n):\n    return 2 ** n\n")
     return repo
