@@ -288,3 +288,39 @@ def test_a_socket_that_cannot_be_trusted_is_not_asked(case: str, project: Path, 
     if case == "open-folder":  # and no server is started in a folder others can enter
         assert warm.ask("claude", "user-prompt", json.loads(payload(project, "s-x", prompt=prompt)), project) is None
         assert warm.running() is None
+
+
+def test_a_server_whose_code_changed_on_disk_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import threading
+    import types
+
+    from memgit.agents import warmhooks
+
+    probe = tmp_path / "probe.py"
+    probe.write_text("x = 1\n")
+    module = types.ModuleType("memgit._probe_for_test")
+    module.__file__ = str(probe)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    stamp = warmhooks._code_stamp()
+    assert str(probe) in stamp and warmhooks._unchanged(stamp)
+    probe.write_text("x = 22\n")  # an upgrade
+    assert not warmhooks._unchanged(stamp)
+    # Such a server answers `stale`; the hook then does the work itself.
+    path = warmhooks.socket_path()
+    path.parent.mkdir(mode=0o700)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def refuse() -> None:
+        conn, _ = server.accept()
+        warmhooks._refuse(conn)
+
+    thread = threading.Thread(target=refuse)
+    thread.start()
+    try:
+        assert warmhooks.ask("claude", "user-prompt", {"session_id": "s"}, tmp_path) is None
+    finally:
+        thread.join(10)
+        server.close()
