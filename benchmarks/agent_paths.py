@@ -13,7 +13,8 @@ Rows (sizes are options; the defaults are modest, the targets were set at 1k / 6
   `python -c pass` of the same interpreter, measured in the same run.
 - `start`: the SessionStart hook on the same store, keywords only; same baseline.
 - `pre-compact`, `session-end`: the hooks that only hand off (a checkpoint from a short
-  transcript; the session recorded); same baseline.
+  transcript; the session recorded); same baseline. The work they hand to the background
+  (`memgit.hookjob`) is waited for after the runs, and the row refused if any of it failed.
 - `background`: the UserPromptSubmit and SessionStart hooks (MiniLM) while the background
   embedding job embeds 400 memories that just arrived (as after a pull). Baseline: the same
   hooks on the same store with the job not running (`MEMGIT_INDEX_BACKGROUND=0`). Runs taken
@@ -171,6 +172,7 @@ class HookStore:
         """Median wall ms over `runs` after one warm-up, counting only runs where `keep()` held
         before and after; (median, runs counted)."""
         times = []
+        start = self.hooks_log.stat().st_size if self.hooks_log.exists() else 0
         self.run(event, -1, env, vectors=vectors)
         for i in range(runs):
             ok = keep()
@@ -179,7 +181,25 @@ class HookStore:
                 times.append(wall)
         if not times:
             raise Refused(f"no {event} run counted")
+        self.handed_off_work_done(event, start)
         return statistics.median(times), len(times)
+
+    def handed_off_work_done(self, event: str, start: int) -> None:
+        """A hook that hands its work to a background process (memgit.hookjob) returns before
+        the work is done: wait for it, and refuse the row if any of it failed."""
+        spool = self.repo / ".git" / "memgit" / "handoff"
+        deadline = time.monotonic() + 300
+        while spool.is_dir() and any(spool.iterdir()):
+            if time.monotonic() > deadline:
+                raise Refused(f"{event}: the work handed off was not done within 300 s")
+            time.sleep(0.2)
+        time.sleep(0.5)  # the last record is removed once it ran; its log line is written before
+        if self.hooks_log.exists():
+            with open(self.hooks_log, "rb") as handle:
+                handle.seek(start)
+                for line in handle.read().decode("utf-8", "replace").splitlines():
+                    if FAILED.match(line) or "hookjob" in line:
+                        raise Refused(f"{event}: the work handed off failed (hooks.log: {line[:200]})")
 
 
 def hook_rows(args: argparse.Namespace, tmp: Path, env: dict[str, str], base: float) -> list[tuple]:

@@ -11,11 +11,13 @@ The names below are imported lazily so that `import memgit` (and `memgit --help`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from memgit.errors import MemgitError
 
+# Not `typing` at start: every hook and command imports this package first.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from memgit.api import Memgit, open
     from memgit.memory.format import Memory, Problem
     from memgit.recall.hit import Hit

@@ -24,10 +24,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
 
-from memgit.git import localstate
+from memgit.agents import warmhooks
+
+# Not `typing` or `pathlib` at start: a hook that the warm server answers needs neither, and
+# each costs about a bare Python start of its own.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 MAX_STDIN = 2_000_000
 #: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
@@ -35,6 +40,10 @@ MAX_STDIN = 2_000_000
 LOCK_TIMEOUT = 10.0
 EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"}
+#: The events that only hand off: written down and run by a background process.
+HANDED_OFF = ("pre-compact", "session-end", "stop")
+#: Where a handed-off event's payload says how long its transcript was when the hook ran.
+TRANSCRIPT_END = "memgit_transcript_end"
 
 
 def _git_dir(cwd: Path) -> Path | None:
@@ -49,6 +58,8 @@ def _git_dir(cwd: Path) -> Path | None:
 
 def log(cwd: Path, agent: str, event: str, message: str) -> None:
     """One line in `<git-dir>/memgit/hooks.log`; silently nothing when there is no git dir."""
+    from memgit.git import localstate  # only a hook that has something to say
+
     git_dir = _git_dir(cwd)
     if git_dir is None:
         return
@@ -72,10 +83,11 @@ def read_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
-def run(agent: str, event: str, payload: dict[str, Any]) -> str:
-    """What to print for one event ("" for nothing); raises on any problem."""
-    from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
-    from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
+def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False) -> str:
+    """What to print for one event ("" for nothing); raises on any problem. The events in
+    `HANDED_OFF` are written down for the background (`memgit.agents.spool`) unless `handed`
+    (the background process running them)."""
+    from pathlib import Path  # only a hook that does the work here
 
     if event not in EVENTS:
         raise ValueError(f"unknown event {event!r}")
@@ -83,12 +95,92 @@ def run(agent: str, event: str, payload: dict[str, Any]) -> str:
     session_id = str(payload.get("session_id") or payload.get("thread-id") or "").strip()
     if not session_id:
         raise ValueError("no session_id in the payload")
+    if event in HANDED_OFF and not handed and _hand_off(agent, event, cwd, payload):
+        return ""
+    from memgit.git import repostate  # only the event that runs needs it: a hook starts fast
+
+    with repostate.held():  # a hook does not move HEAD: git's answers (and its files) hold for it
+        return _run(agent, event, cwd, session_id, payload)
+
+
+def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any]) -> str:
+    from memgit.agents import spool  # only a hook that does the work here
+    from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
+    from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
+
     # Passed to this store's writer, not set in the environment: a long-lived process that
     # runs hooks would otherwise hand the hook's short wait to every later writer.
     wait = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT", str(LOCK_TIMEOUT)))
     mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True, lock_timeout=wait)
+    if event == "session-start" and mem.repo is not None and spool.pending(mem.repo.git_dir):
+        # A checkpoint a pre-compact handed off belongs in what a compacted session is given.
+        spool.drain(mem.repo.git_dir, run_handed, lambda m: log(cwd, agent, event, m), wait=wait)
     text = mem.hook_event(agent, event, session_id, payload)
     return _context(event, text) if event in HOOK_NAMES else ""
+
+
+def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> bool:
+    """Write the event down for the background process; False when it must run here (no
+    memory folder: the error is the same either way and cheap; the record cannot be written;
+    `MEMGIT_HOOKS_BACKGROUND=0`)."""
+    if os.environ.get("MEMGIT_HOOKS_BACKGROUND", "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    from memgit.agents import spool  # only the events that hand off
+
+    repo = _repo(cwd)
+    if repo is None or not (repo[0] / ".memory").is_dir():
+        return False
+    transcript = payload.get("transcript_path")
+    end = None
+    if isinstance(transcript, str) and transcript:
+        try:
+            end = os.stat(transcript).st_size  # what the checkpoint reads: the transcript as it is now
+        except OSError:
+            pass
+    record = {"agent": agent, "event": event, "cwd": str(cwd), "payload": payload, "transcript_end": end}
+    try:
+        spool.hand_off(repo[1], record)
+    except OSError:
+        return False
+    return True
+
+
+def _repo(cwd: Path) -> tuple[Path, Path] | None:
+    from memgit.git import gitfiles  # only the events that hand off need it
+
+    found = gitfiles.locate(cwd)
+    if found is not None:
+        return found
+    from memgit.git import repo as gitrepo  # git's own answer, for any layout the files do not settle
+
+    try:
+        repo = gitrepo.find(cwd)
+    except Exception:  # noqa: BLE001 - the event runs here and says why
+        return None
+    return (repo.root, repo.git_dir) if repo else None
+
+
+def run_handed(record: dict[str, Any]) -> None:
+    """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log."""
+    from pathlib import Path  # the background process's
+
+    agent, event = str(record.get("agent") or "?"), str(record.get("event") or "?")
+    payload = dict(record["payload"])
+    cwd = Path(str(record.get("cwd") or payload.get("cwd") or os.getcwd()))
+    payload["cwd"] = str(cwd)
+    end = record.get("transcript_end")
+    payload.pop(TRANSCRIPT_END, None)
+    if isinstance(end, int) and not isinstance(end, bool) and end >= 0:
+        payload[TRANSCRIPT_END] = end
+    try:
+        run(agent, event, payload, handed=True)
+    except BaseException as exc:  # as the hook itself: one line in hooks.log, never an error
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        try:
+            log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
+        except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
+            pass
 
 
 def _context(event: str, text: str) -> str:
@@ -100,30 +192,60 @@ def _context(event: str, text: str) -> str:
     )
 
 
+def answer(agent: str, event: str, payload: dict[str, Any], cwd: Path) -> str:
+    """What the hook prints for `payload` ("" for nothing), failing open: any problem is one
+    line in hooks.log. The hook's own process runs it, or the warm hook server's child for it."""
+    try:
+        return run(agent, event, payload)
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent's session
+        if isinstance(exc, KeyboardInterrupt):
+            return ""
+        try:
+            log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
+        except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
+            pass
+        return ""
+
+
+def _path(folder: str) -> Path:
+    from pathlib import Path  # only a hook that does the work here
+
+    return Path(folder)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     agent = args[0] if args else "?"
     event = args[1] if len(args) > 1 else "?"
-    cwd = Path(os.getcwd())
+    cwd = os.getcwd()
+    warm = False
     try:
         payload = read_payload(sys.stdin)
+        payload.pop(TRANSCRIPT_END, None)  # memgit's own, from a record: never the agent's
         if isinstance(payload.get("cwd"), str):
-            cwd = Path(payload["cwd"])
-        out = run(agent, event, payload)
+            cwd = payload["cwd"]
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent's session
         if isinstance(exc, KeyboardInterrupt):
             return 0
         try:
-            log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
-        except BaseException:  # noqa: BLE001
+            log(_path(cwd), agent, event, f"{type(exc).__name__}: {exc}")
+        except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
             pass
         return 0
+    out = None
+    if event in warmhooks.EVENTS and not warmhooks.turned_off():
+        out = warmhooks.ask(agent, event, payload, cwd)
+        warm = out is None  # no server answered: this hook starts one for the next
+    if out is None:
+        out = answer(agent, event, payload, _path(cwd))
     if out:
         try:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
         except OSError:
             pass
+    if warm:
+        warmhooks.spawn()
     return 0
 
 

@@ -16,10 +16,12 @@ these flags when a variable that changes the import path (`PYTHONPATH`…) is se
 from __future__ import annotations
 
 import os
-import shlex
 import sys
-from pathlib import Path
-from typing import Sequence
+
+# Not `pathlib`, `shlex` or `typing` at start: every hook imports this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: The variables that change where Python imports from: only these make a hook start again.
 _IMPORT_PATH_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONPLATLIBDIR")
@@ -30,6 +32,7 @@ HOOK_COMMAND = "memgit-hook"
 
 def _in_user_site() -> bool:
     import site  # only to tell a user-site install
+    from pathlib import Path  # as above
 
     try:
         user_site = Path(site.getusersitepackages()).resolve()
@@ -51,6 +54,7 @@ def argv(module: str, *args: str, python: str | None = None) -> list[str]:
 
 def command(module: str, *args: str, python: str | None = None) -> str:
     """`argv()` as one shell-quoted line, for hook files and git config."""
+    import shlex  # only to write a command line
     return " ".join(shlex.quote(part) for part in argv(module, *args, python=python))
 
 
@@ -63,3 +67,31 @@ def isolate(module: str, args: Sequence[str]) -> None:
     if sys.flags.ignore_environment or not any(os.environ.get(name) for name in _IMPORT_PATH_VARIABLES):
         return  # common ones (PYTHONUNBUFFERED, PYTHONDONTWRITEBYTECODE) cost no second start
     os.execv(sys.executable, argv(module, *args))
+
+
+def detach(args: Sequence[str]) -> None:
+    """Start `args` detached: its own session, stdio on /dev/null, no other descriptor of this
+    process (an agent waiting for a hook's pipes to close must not wait for it). Raises OSError.
+
+    `posix_spawn` where it can say all that (Linux, with `/proc/self/fd` to list what to
+    close): a hook that starts a process must not pay for importing `subprocess`."""
+    try:
+        mine = [int(fd) for fd in os.listdir("/proc/self/fd") if fd.isdigit() and int(fd) > 2]
+    except OSError:
+        mine = []
+    if hasattr(os, "posix_spawn") and hasattr(os, "POSIX_SPAWN_OPEN") and mine:
+        actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
+            (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        for fd in mine:
+            try:
+                if not os.get_inheritable(fd):
+                    continue  # closed on exec anyway
+            except OSError:
+                continue  # the listing's own descriptor, gone already
+            actions.append((os.POSIX_SPAWN_CLOSE, fd))
+        os.posix_spawn(args[0], list(args), dict(os.environ), file_actions=actions, setsid=True)
+        return
+    import subprocess  # where posix_spawn cannot do it all
+
+    subprocess.Popen(list(args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True)

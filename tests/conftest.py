@@ -42,6 +42,8 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("MEMGIT_CAPTURE_COMMAND", "none")
     # No background embedding jobs either, except in tests/test_embedjob.py.
     monkeypatch.setenv("MEMGIT_INDEX_BACKGROUND", "0")
+    # Hook events run where the hook runs, not handed off, except in tests/test_hook_latency_paths.py.
+    monkeypatch.setenv("MEMGIT_HOOKS_BACKGROUND", "0")
     (home / "run").mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")

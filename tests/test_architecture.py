@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"agents", "reflect"},
     {"capture"},
     {"api"},
-    {"cli", "mcpserver", "hookrun", "githooks", "mergedriver", "embedjob", "warm", "__main__", "__init__"},
+    {"cli", "mcpserver", "hookrun", "hookjob", "hookwarm", "githooks", "mergedriver", "embedjob", "warm", "__main__", "__init__"},
 ]
 ADAPTERS = LAYERS[-1]
 RANK = {unit: number for number, layer in enumerate(LAYERS) for unit in layer}

@@ -27,9 +27,10 @@ class Log:
     actions: list[Action] = field(default_factory=list)
 
 
-def read(path: str | Path | None) -> Log:
-    """The transcript at `path`; an empty Log when it is missing or unreadable."""
-    transcript = transcripts.tail(path) if path else None
+def read(path: str | Path | None, end: int | None = None) -> Log:
+    """The transcript at `path` (its first `end` bytes if given); an empty Log when it is
+    missing or unreadable."""
+    transcript = transcripts.tail(path, end=end) if path else None
     return view(transcript) if transcript is not None else Log()
 
 

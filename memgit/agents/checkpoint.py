@@ -135,14 +135,16 @@ def write(
     start_commit: str | None = None,
     transcript: str | None = None,
     commit: bool = False,
+    transcript_end: int | None = None,
 ) -> fmt.Memory:
-    """Write the task's checkpoint (staged unless `commit`); returns the memory."""
+    """Write the task's checkpoint (staged unless `commit`); returns the memory. `transcript_end`:
+    read the transcript's first that many bytes (as it was when a hook handed it off)."""
     from memgit.agents import agentlog  # every transcript reader: not in a hook that only recalls
     from memgit.memory.credentials import find_in_memory  # secret rules: not in a hook that only recalls
 
     ws.require_store()
     repo = ws.writer.repo()
-    log = agentlog.read(transcript)
+    log = agentlog.read(transcript, end=transcript_end)
     if not intent and not log.prompts and not log.actions and not repostate.changed_since(repo.root, start_commit):
         raise MemgitError("nothing to checkpoint yet: no request, no action and no changed file")
     made = draft(repo.root, task=task, intent=intent, start_commit=start_commit, log=log)

@@ -68,7 +68,9 @@ def _handle(ws: Workspace, agent: str, event: str, session_id: str, payload: dic
     elif event == "pre-compact":
         from memgit.agents import checkpoint  # transcript readers: only the event that writes one
 
-        checkpoint.write(ws, task=state.task, start_commit=state.start_commit, transcript=state.transcript)
+        end = payload.get("memgit_transcript_end")  # set by memgit.hookrun for an event it handed off
+        checkpoint.write(ws, task=state.task, start_commit=state.start_commit, transcript=state.transcript,
+                         transcript_end=end if isinstance(end, int) and not isinstance(end, bool) else None)
     else:
         from memgit.agents import handoff  # only the events that end a session
 

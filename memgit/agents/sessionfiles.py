@@ -63,11 +63,15 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
-def read_tail(path: str | os.PathLike[str], limit: int, seconds: float = READ_SECONDS) -> bytes:
+def read_tail(path: str | os.PathLike[str], limit: int, seconds: float = READ_SECONDS,
+              end: int | None = None) -> bytes:
     """The last `limit` bytes of the regular file at `path` (OSError for anything else, or
-    when reading takes longer than `seconds`)."""
+    when reading takes longer than `seconds`); with `end`, of its first `end` bytes (the file
+    as it was when a hook handed it off, whatever was written after)."""
     with open_regular(path) as handle:
         size = os.fstat(handle.fileno()).st_size
+        if end is not None:
+            size = min(size, max(0, end))
         handle.seek(max(0, size - limit))
         left, chunks, deadline = min(size, limit), [], time.monotonic() + seconds
         while left > 0:

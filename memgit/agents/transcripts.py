@@ -100,12 +100,12 @@ def _head_bytes(handle: BinaryIO) -> bytes:
     return data
 
 
-def tail(path: str | Path, limit: int = TAIL_BYTES) -> Transcript | None:
-    """The last `limit` bytes of the transcript at `path` (its first, partial line left out),
-    or None when it is missing, no regular file, too slow to read or in no format memgit reads.
-    Line numbers count from the first line read."""
+def tail(path: str | Path, limit: int = TAIL_BYTES, end: int | None = None) -> Transcript | None:
+    """The last `limit` bytes of the transcript at `path` (its first, partial line left out;
+    with `end`, of its first `end` bytes), or None when it is missing, no regular file, too
+    slow to read or in no format memgit reads. Line numbers count from the first line read."""
     try:
-        data = read_tail(path, limit)  # a regular file only: the path comes from a hook payload
+        data = read_tail(path, limit, end=end)  # a regular file only: the path comes from a hook payload
     except OSError:
         return None
     if len(data) >= limit:

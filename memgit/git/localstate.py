@@ -67,6 +67,16 @@ def hooks_log(git_dir: Path) -> Path:
     return folder(git_dir) / "hooks.log"
 
 
+def handoffs(git_dir: Path) -> Path:
+    """The folder of hook events handed to the background (`<ns>-<pid>.json`, one per event)."""
+    return folder(git_dir) / "handoff"
+
+
+def handoff_lock(git_dir: Path) -> Path:
+    """Held by whoever runs the handed-off events (with its pid inside): one at a time."""
+    return folder(git_dir) / "handoff.lock"
+
+
 def captures(git_dir: Path) -> Path:
     """The folder of capture proposals the session-end hook kept pending."""
     return folder(git_dir) / "capture"

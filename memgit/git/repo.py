@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memgit.errors import MemgitError, NotCommitted, NotStaged
-from memgit.git import localstate, runner
+from memgit.git import gitfiles, localstate, repostate, runner
 
 #: Up to this many paths are given to git in argv; more go through a pathspec file on stdin.
 ARGV_PATHS = 100
@@ -51,6 +51,10 @@ def find(start: Path) -> Repo | None:
     probe = start if start.is_dir() else start.parent
     while not probe.exists():
         probe = probe.parent
+    if repostate.holding():  # a hook: read from git's files when their layout is the plain one
+        known = gitfiles.locate(probe)
+        if known is not None:
+            return Repo(root=known[0], git_dir=known[1])
     result = _run(["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"], probe)
     lines = result.stdout.splitlines()
     if lines and lines[0] == "true":

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from memgit.config import MEMORY_DIR
 from memgit.errors import MemgitError
-from memgit.git import runner
+from memgit.git import gitfiles, runner
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 
@@ -60,6 +60,11 @@ def _both(root: Path) -> tuple[str | None, str | None] | None:
     if _HELD is None:
         return None
     if root not in _HELD:
+        known = gitfiles.locate(root)
+        both = gitfiles.head_and_branch(known[1]) if known is not None and known[0] == root else None
+        if both is not None:
+            _HELD[root] = both
+            return both
         lines = git(root, "rev-parse", "HEAD", "--symbolic-full-name", "HEAD").split()
         if len(lines) != 2:
             return None  # unborn: the two questions are asked apart
@@ -92,6 +97,11 @@ BRANCH_REFS = ("refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/rem
 def branch_refs(root: Path) -> dict[str, tuple[str, str]]:
     """{ref: (its tip, the ref it points at)} for each of `BRANCH_REFS` that exists: one git
     call a process, shared by the default branch's name and what it holds of memory."""
+    if _HELD is not None:  # a hook: from git's files when their layout is the plain one
+        known = gitfiles.locate(root)
+        listed = gitfiles.listed(known[1], BRANCH_REFS) if known is not None and known[0] == root else None
+        if listed is not None:
+            return listed
     found: dict[str, tuple[str, str]] = {}
     for row in git(root, "for-each-ref", "--format=%(objectname) %(refname) %(symref)", *BRANCH_REFS).splitlines():
         oid, _, rest = row.partition(" ")

@@ -1,0 +1,148 @@
+"""Hook events handed to the background: the `pre-compact`, `session-end` and `stop` hooks
+only write down what they were given and return; a detached process does the work.
+
+- `hand_off` writes one record (`<git-dir>/memgit/handoff/<ns>-<pid>.json`: the agent, the
+  event, its payload, the folder it ran in, how long the transcript was then) atomically,
+  then starts `python -I -m memgit.hookjob <git-dir>`: its own session, stdio on /dev/null,
+  nice 10. The hook returns without waiting.
+- `drain` runs the records in the order they were written, one process at a time (an
+  exclusive `flock` on `handoff.lock`), removing each only after it ran: a process killed
+  half-way leaves the record for the next one. A drainer that finds the lock held leaves
+  the work to its holder, which looks again after letting the lock go, so a record written
+  meanwhile is never left behind.
+- The `session-start` hook drains first (waiting for the background process if it runs): the
+  checkpoint a `pre-compact` handed off is there when the compacted session starts again.
+
+A record that cannot be read is dropped with a line in `hooks.log`; one older than
+`STALE_SECONDS` too (whatever it was about is over).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memgit.git import localstate
+
+#: Records older than this are dropped unrun.
+STALE_SECONDS = 86_400.0
+NICE = 10
+#: Bytes a record may hold (a hook's payload is at most ~2 MB).
+MAX_RECORD = 4_000_000
+
+
+def pending(git_dir: Path) -> list[Path]:
+    """The records waiting, oldest first."""
+    try:
+        names = os.listdir(localstate.handoffs(git_dir))
+    except OSError:
+        return []
+    return [localstate.handoffs(git_dir) / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
+
+
+def write(git_dir: Path, record: dict[str, Any]) -> Path:
+    """One record, written atomically; raises OSError."""
+    path = localstate.handoffs(git_dir) / f"{time.time_ns():020d}-{os.getpid()}.json"
+    localstate.replace(path, json.dumps(record, ensure_ascii=False))
+    return path
+
+
+def hand_off(git_dir: Path, record: dict[str, Any]) -> None:
+    """Write `record` and start the background process that runs it; raises OSError when
+    the record cannot be written (the caller then runs the event itself)."""
+    write(git_dir, record)
+    start(git_dir)
+
+
+def start(git_dir: Path) -> None:
+    """`python -I -m memgit.hookjob <git-dir>`, detached; best effort (a record it could not
+    start for waits for the next hook's process, or the next `session-start`)."""
+    from memgit import launch  # only the events that hand off start a process
+
+    try:
+        launch.detach(launch.argv("memgit.hookjob", str(git_dir)))
+    except OSError as exc:
+        try:
+            localstate.append(localstate.hooks_log(git_dir),
+                              f"{localstate.stamp()} memgit hookjob: could not start: {exc}")
+        except OSError:
+            pass
+
+
+@contextmanager
+def _locked(git_dir: Path, wait: float) -> Iterator[bool]:
+    import fcntl  # POSIX only (flock)
+
+    path = localstate.handoff_lock(git_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(0.02)
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+Run = Callable[[dict[str, Any]], None]
+Say = Callable[[str], None]
+
+
+def drain(git_dir: Path, run: Run, say: Say, *, wait: float = 0.0) -> bool:
+    """Run every record waiting, oldest first, each removed once it ran (`run` fails open on
+    its own). `wait`: seconds to wait for another drainer. Returns False when another held
+    the lock past `wait` (it runs them)."""
+    while True:
+        with _locked(git_dir, wait) as mine:
+            if not mine:
+                return False
+            for path in pending(git_dir):
+                record = _read(path, say)
+                try:
+                    if record is not None:
+                        run(record)
+                finally:  # a process killed while running it leaves the record for the next
+                    path.unlink(missing_ok=True)
+        if not pending(git_dir):  # written while the lock was let go: run by this process
+            return True
+
+
+def _read(path: Path, say: Say) -> dict[str, Any] | None:
+    try:
+        if time.time() - path.stat().st_mtime > STALE_SECONDS:
+            say(f"dropped a handed-off hook event older than {STALE_SECONDS / 3600:.0f} h: {path.name}")
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RECORD + 1)
+        record = json.loads(data) if len(data) <= MAX_RECORD else None
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
+        say(f"dropped a handed-off hook event that cannot be read: {path.name}")
+        return None
+    return record
+
+
+def lower_priority() -> None:
+    """The background process yields to the agent's own work (best effort)."""
+    try:
+        os.nice(NICE)
+    except OSError:
+        print("memgit hookjob: could not lower its priority", file=sys.stderr)
