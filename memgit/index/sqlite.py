@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 #: Bump when the schema changes; `migrate()` takes any older index up to it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Milliseconds a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 5000
 #: FTS5 columns and their bm25() weights: a word in the title counts three times one in the body.
@@ -143,8 +143,10 @@ def migrate(conn: Connection) -> None:
     The index is a cache, so an index of any other version (older, or from a newer
     memgit) is dropped and recreated: `sync` refills it from the files. Version history:
     1 (first), 2 (`files.ino`: inode numbers for change detection), 3 (vectors in plain
-    tables instead of vec0), 4 (the partial index `memories_superseding`). 2 -> 3 -> 4 is
-    done in place so that no memory is embedded again.
+    tables instead of vec0), 4 (the partial index `memories_superseding`), 5 (identifiers'
+    words in the FTS5 table: `fts.indexed`). 2 -> 3 -> 4 is done in place; from 4 the index
+    is rebuilt, its vectors taken back from the vector cache (`memgit.index.vectorcache`),
+    so no memory is embedded again.
     """
     version = user_version(conn)
     if version == SCHEMA_VERSION:

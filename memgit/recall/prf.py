@@ -1,0 +1,116 @@
+"""Pseudo-relevance feedback from the anchors of the best hits.
+
+A question asked in words often names no code, yet the memories that answer it are about
+the same code as the memories that match it best. `lift` reads the code anchors (entity,
+files, symbols) of the best `SEEDS` fused hits; an anchor at least `SHARED` of them hold is
+evidence of what the question is about, weighed by its idf and by the scores of the seeds
+that hold it. Every other current memory with such anchors gets a small lift: `LIFT` times
+the share of that evidence it holds, and never above the lowest-scored seed it shares an
+anchor with (feedback never outranks the hits it came from). A memory only the feedback
+found gets as relevance `SECOND_HAND` times that share of that seed's relevance (evidence at
+second hand counts half), so the relevance floor still applies to it. The hit's channels record it as "prf".
+
+Reads the index only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from memgit.index.index import Index
+from memgit.index.ranking import Ranked
+from memgit.memory.anchors import extract_anchors, normalize_anchor
+
+#: The best fused hits whose anchors are read.
+SEEDS = 5
+#: Seeds that must hold an anchor for it to count.
+SHARED = 2
+#: The largest lift, as a share of a fused score.
+LIFT = 0.15
+#: An anchor held by more memories than this share of the store says nothing.
+COMMON = 0.2
+#: What a relevance found only through the seeds' anchors is worth, against the seed's own.
+SECOND_HAND = 0.5
+#: The kinds of query it runs for (`memgit.recall.adaptive`).
+KINDS = ("question", "words")
+
+
+def applies(kind: str) -> bool:
+    """Whether recall lifts by the best hits' anchors for a query of `kind`."""
+    return kind in KINDS
+
+
+def lift(index: Index, ranked: Sequence[Ranked], *, where: str, args: Sequence[Any],
+         floor: float = 0.0) -> list[Ranked]:
+    """`ranked` with the memories that share the best hits' anchors lifted and re-sorted
+    (see the module docstring); unchanged when the best hits share no anchor."""
+    seeds = list(ranked[:SEEDS])
+    if len(seeds) < SHARED:
+        return list(ranked)
+    found: dict[str, tuple[float, float, float]] = {}  # id -> (share, cap score, cap relevance)
+
+    def read(conn: Any) -> None:
+        held: dict[str, list[Ranked]] = {}
+        for seed in seeds:
+            row = conn.execute("SELECT entity, files, symbols FROM memories WHERE id = ?", (seed.id,)).fetchone()
+            if row is None:
+                continue
+            keys = {normalize_anchor(a) for a in extract_anchors(
+                row[0] or "", *json.loads(row[1] or "[]"), *json.loads(row[2] or "[]"))} - {""}
+            for key in keys:
+                held.setdefault(key, []).append(seed)
+        shared = {key: holders for key, holders in held.items() if len(holders) >= SHARED}
+        if not shared:
+            return
+        n = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+        total_score = sum(s.score for s in seeds) or 1.0
+        weights: dict[str, float] = {}
+        for key, holders in shared.items():
+            df = conn.execute("SELECT count(*) FROM anchors WHERE anchor_key = ?", (key,)).fetchone()[0]
+            if df > max(SHARED, COMMON * n):
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            weights[key] = idf * sum(s.score for s in holders) / total_score
+        total = sum(weights.values())
+        if total <= 0:
+            return
+        marks = ",".join("?" * len(weights))
+        sums: dict[str, float] = {}
+        caps: dict[str, list[Ranked]] = {}
+        for mid, key in conn.execute(
+                f"SELECT m.id, a.anchor_key FROM anchors a JOIN memories m ON m.doc = a.doc "
+                f"WHERE a.anchor_key IN ({marks}) AND {where}", (*weights, *args)):
+            sums[mid] = sums.get(mid, 0.0) + weights[key]
+            caps.setdefault(mid, []).extend(shared[key])
+        seed_ids = {s.id for s in seeds}
+        for mid, value in sums.items():
+            if mid in seed_ids:
+                continue
+            lowest = min(caps[mid], key=lambda s: s.score)
+            found[mid] = (min(1.0, value / total), lowest.score, lowest.relevance)
+
+    index.db.guard(lambda: _in_snapshot(index, read))
+    if not found:
+        return list(ranked)
+    out: dict[str, Ranked] = {r.id: r for r in ranked}
+    for mid, (share, cap, cap_relevance) in found.items():
+        mine = out.get(mid)
+        own = mine.score if mine is not None else 0.0
+        score = max(own, min(own + LIFT * share, cap * (1 - 1e-6)))
+        if mine is None:
+            relevance = SECOND_HAND * share * cap_relevance
+            if relevance < floor or relevance <= 0:
+                continue
+            out[mid] = Ranked(mid, score, relevance, {"prf": round(share, 4)})
+        elif score > own:
+            out[mid] = replace(mine, score=score, channels={**mine.channels, "prf": round(share, 4)})
+    return sorted(out.values(), key=lambda r: (-r.score, -r.relevance, r.id))
+
+
+def _in_snapshot(index: Index, read: Any) -> None:
+    with index.db.snapshot() as conn:
+        read(conn)
