@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from memgit.git import localstate
+from memgit.memory.format import parse_time
 
 #: The channels a weight exists for (`memgit.index.ranking.CHANNELS`).
 CHANNELS = ("keyword", "vector", "anchor")
@@ -164,6 +165,4 @@ def summary(git_dir: Path | None) -> dict[str, Any]:
 
 
 def _time(value: object) -> datetime | None:
-    from memgit.memory.format import parse_time
-
     return parse_time(str(value)) if isinstance(value, str) else None
