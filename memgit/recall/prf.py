@@ -38,7 +38,7 @@ from typing import Any
 
 from memgit.index.index import Index
 from memgit.index.ranking import Ranked
-from memgit.memory.anchors import extract_anchors, normalize_anchor
+from memgit.memory.anchors import normalize_anchor
 
 #: The best fused hits whose anchors are read.
 SEEDS = 5
@@ -69,44 +69,42 @@ def lift(index: Index, ranked: Sequence[Ranked], *, where: str, args: Sequence[A
     found: dict[str, tuple[float, float, float]] = {}  # id -> (share, cap score, cap relevance)
 
     def read(conn: Any) -> None:
+        by_id = {s.id: s for s in seeds}
+        marks = ",".join("?" * len(seeds))
         held: dict[str, list[Ranked]] = {}
-        for seed in seeds:
-            row = conn.execute("SELECT entity, files, symbols FROM memories WHERE id = ?", (seed.id,)).fetchone()
-            if row is None:
-                continue
-            keys = {normalize_anchor(a) for a in extract_anchors(
-                row[0] or "", *json.loads(row[1] or "[]"), *json.loads(row[2] or "[]"))} - {""}
+        for mid, entity, files, symbols in conn.execute(
+                f"SELECT id, entity, files, symbols FROM memories WHERE id IN ({marks})", list(by_id)):
+            keys = _keys(entity or "", json.loads(files or "[]"), json.loads(symbols or "[]"))
             for key in keys:
-                held.setdefault(key, []).append(seed)
+                held.setdefault(key, []).append(by_id[mid])
         shared = {key: holders for key, holders in held.items() if len(holders) >= SHARED}
         if not shared:
             return
         n = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
         total_score = sum(s.score for s in seeds) or 1.0
+        marks = ",".join("?" * len(shared))
         weights: dict[str, float] = {}
-        for key, holders in shared.items():
-            df = conn.execute("SELECT count(*) FROM anchors WHERE anchor_key = ?", (key,)).fetchone()[0]
-            if df > max(SHARED, COMMON * n):
-                continue
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            weights[key] = idf * sum(s.score for s in holders) / total_score
+        for key, df in conn.execute(f"SELECT anchor_key, count(*) FROM anchors WHERE anchor_key IN ({marks}) "
+                                    "GROUP BY anchor_key", list(shared)):
+            if df <= max(SHARED, COMMON * n):
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                weights[key] = idf * sum(s.score for s in shared[key]) / total_score
         total = sum(weights.values())
         if total <= 0:
             return
         marks = ",".join("?" * len(weights))
+        lowest = {key: min(shared[key], key=lambda s: s.score) for key in weights}
         sums: dict[str, float] = {}
-        caps: dict[str, list[Ranked]] = {}
+        caps: dict[str, Ranked] = {}
         for mid, key in conn.execute(
                 f"SELECT m.id, a.anchor_key FROM anchors a JOIN memories m ON m.doc = a.doc "
                 f"WHERE a.anchor_key IN ({marks}) AND {where}", (*weights, *args)):
             sums[mid] = sums.get(mid, 0.0) + weights[key]
-            caps.setdefault(mid, []).extend(shared[key])
-        seed_ids = {s.id for s in seeds}
+            if mid not in caps or lowest[key].score < caps[mid].score:
+                caps[mid] = lowest[key]
         for mid, value in sums.items():
-            if mid in seed_ids:
-                continue
-            lowest = min(caps[mid], key=lambda s: s.score)
-            found[mid] = (min(1.0, value / total), lowest.score, lowest.relevance)
+            if mid not in by_id:
+                found[mid] = (min(1.0, value / total), caps[mid].score, caps[mid].relevance)
 
     index.db.guard(lambda: _in_snapshot(index, read))
     if not found:
@@ -124,6 +122,13 @@ def lift(index: Index, ranked: Sequence[Ranked], *, where: str, args: Sequence[A
         elif score > own:
             out[mid] = replace(mine, score=score, channels={**mine.channels, "prf": round(share, 4)})
     return sorted(out.values(), key=lambda r: (-r.score, -r.relevance, r.id))
+
+
+def _keys(entity: str, files: list[str], symbols: list[str]) -> set[str]:
+    """A memory's code anchors as the anchors table keys them: its entity (and the path of a
+    `path::symbol` entity), its files and its symbols."""
+    named = [entity, entity.partition("::")[0] if "::" in entity else "", *files, *symbols]
+    return {normalize_anchor(a) for a in named if isinstance(a, str) and a} - {""}
 
 
 def _in_snapshot(index: Index, read: Any) -> None:
