@@ -108,13 +108,21 @@ def test_a_camel_case_name_and_words_find_each_other(repo: Path) -> None:
     assert [h.id for h in mem.recall("readConfigFile", k=2, min_score=0)][:1] == ["snake"]
 
 
-def test_an_index_of_the_previous_schema_is_rebuilt_with_identifier_words(repo: Path) -> None:
-    mem = _import(repo, [{"id": "camel", "title": "writeBoolean", "body": "Sets a flag."}, *_fillers(3)])
+def test_an_index_of_the_previous_schema_gets_identifier_words_in_place(repo: Path) -> None:
+    mem = _import(repo, [{"id": "camel", "title": "writeBoolean", "body": "Sets a flag.",
+                          "tags": ["fooBar"]}, *_fillers(3)])
     mem.index.close()
     db = repo / ".git" / "memgit" / "index.db"
     with sqlite3.connect(db) as conn:  # as memgit 4 left it: the title's words not indexed
-        for rowid, title in conn.execute("SELECT rowid, title FROM memories_fts").fetchall():
-            conn.execute("UPDATE memories_fts SET title = ? WHERE rowid = ?", (title.split("\n")[0], rowid))
+        for rowid, title, tags in conn.execute("SELECT rowid, title, tags FROM memories_fts").fetchall():
+            conn.execute("UPDATE memories_fts SET title = ?, tags = ? WHERE rowid = ?",
+                         (title.split("\n")[0], tags.split("\n")[0], rowid))
+        conn.execute("INSERT INTO meta(key, value) VALUES ('left-by-test', 'kept')")
         conn.execute("PRAGMA user_version = 4")
     again = memgit.open(repo, warn=lambda message: None)
     assert [h.id for h in again.recall("write boolean", k=1, min_score=0)] == ["camel"]
+    assert [h.id for h in again.recall("foo bar", k=1, min_score=0)] == ["camel"]
+    # In place: a rebuild (every table dropped; vectors embedded again) would have lost this row.
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("SELECT value FROM meta WHERE key = 'left-by-test'").fetchone() == ("kept",)
