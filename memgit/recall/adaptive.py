@@ -13,8 +13,8 @@ code, not the memory anchored to it). So recall looks at the query first (`shape
 
 The multipliers apply to the configured `[recall] weight_*` (`MULTIPLIERS`), and `Weights`
 says which kind chose them (`recall --explain`, `--json`); feedback given in this clone
-scales them further, per kind and within bounds (`memgit.recall.learned`). They change the order only: the
-relevance floor is measured with the configured weights (`memgit.recall.recall`), so a
+scales them further, per kind and within bounds (`memgit.recall.learned`). They change the
+order only: the relevance floor is measured with the configured weights (`memgit.recall.recall`), so a
 question's heavier vectors never carry a loose match in meaning into what an agent is given. A memory without a vector is
 still fused over its other channels (`memgit.index.ranking`), so the share of the store
 that has vectors needs no weight of its own; long memories are read by passage
