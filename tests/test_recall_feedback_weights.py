@@ -30,7 +30,8 @@ def _store(repo: Path):  # type: ignore[no-untyped-def]
     mem = memgit.open(repo, warn=lambda message: None)
     mem.init()
     anchored = mem.remember("The billing client retries a failed charge three times, then gives up.",
-                            title="Charge retries in the billing client", files=["billing/client.py"]).memory.id
+                            title="Charge retries in the billing client",
+                            files=["billing/client.py"]).memory.id
     worded = mem.remember("Old retries note: the billing client retries forever (no longer true).",
                           title="Billing client retries forever").memory.id
     return mem, anchored, worded

@@ -25,8 +25,9 @@ def _import(repo: Path, memories: list[dict]) -> memgit.Memgit:  # type: ignore[
 
 
 def _fillers(n: int) -> list[dict]:  # type: ignore[type-arg]
-    return [{"id": f"filler-{i}", "title": f"Module {i} notes", "body": f"Module {i} formats dates as ISO strings.",
-             "files": [f"src/other/mod{i}.py"]} for i in range(n)]
+    return [{"id": f"filler-{i}", "title": f"Module {i} notes",
+             "body": f"Module {i} formats dates as ISO strings.", "files": [f"src/other/mod{i}.py"]}
+            for i in range(n)]
 
 
 def _ledger_store(repo: Path) -> memgit.Memgit:
@@ -36,7 +37,8 @@ def _ledger_store(repo: Path) -> memgit.Memgit:
         {"id": "seed-b", "title": "Partial refunds keep the original charge",
          "body": "A partial refund posts a reversing entry for the refunded amount only.", "files": [LEDGER]},
         {"id": "quiet", "title": "Balances are summed in integer cents",
-         "body": "Floating point drifted by one cent on large accounts; sums use integer cents.", "files": [LEDGER]},
+         "body": "Floating point drifted by one cent on large accounts; sums use integer cents.",
+         "files": [LEDGER]},
         *_fillers(16),
     ])
 
@@ -69,7 +71,8 @@ def test_no_lift_when_the_best_hits_share_no_anchor(repo: Path) -> None:
          "body": "A partial refund posts a reversing entry for the refunded amount only.",
          "files": ["src/billing/partial.py"]},
         {"id": "quiet", "title": "Balances are summed in integer cents",
-         "body": "Floating point drifted by one cent on large accounts; sums use integer cents.", "files": [LEDGER]},
+         "body": "Floating point drifted by one cent on large accounts; sums use integer cents.",
+         "files": [LEDGER]},
         *_fillers(16),
     ])
     # The best hits share no anchor: nothing is lifted.
@@ -101,7 +104,8 @@ def test_identifier_words_are_split_at_index_and_query_time() -> None:
 def test_a_camel_case_name_and_words_find_each_other(repo: Path) -> None:
     mem = _import(repo, [
         {"id": "camel", "title": "writeBoolean", "body": "def writeBoolean(self, n): self.stream.write(n)"},
-        {"id": "snake", "title": "read_config_file", "body": "def read_config_file(path): return open(path).read()"},
+        {"id": "snake", "title": "read_config_file",
+         "body": "def read_config_file(path): return open(path).read()"},
         *_fillers(4),
     ])
     assert [h.id for h in mem.recall("write a boolean to the stream", k=2, min_score=0)][:1] == ["camel"]
