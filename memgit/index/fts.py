@@ -12,10 +12,10 @@ token, so a question in words never meets a camelCase name. The words of each ca
 PascalCase identifier (`split_words`) are added beside it in the title, tags and entity
 columns (the files and symbols go in the entity column), and a query's identifier is
 searched by its words too. Not in the body: a body quotes code in passing, and its split
-identifiers outweighed the words that answer (measured on the development sets, recall@5
-through `recall()` after reindex: codemem-pytest 0.807 -> 0.816 with titles and anchors
-split, natural questions 0.720 -> 0.736; splitting bodies too gave 0.823 there but cost a
-DevMemBench query type 2 points).
+identifiers outweighed the words that answer. Measured on the development sets (recall@5
+through `recall()` after reindex, before the anchors' feedback of `memgit.recall.prf`):
+codemem-pytest 0.798 -> 0.805, its natural questions 0.704 -> 0.720, mixed queries 0.961 ->
+0.951; splitting bodies too gave 0.807 but cost a DevMemBench query type 2 points.
 
 Everything here is pure and cheap to import.
 """
