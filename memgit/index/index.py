@@ -385,8 +385,8 @@ class Index:
                 self.db.set_meta(PASSAGES_DONE, None)  # its passages may be out of date
         conn.execute(
             "INSERT INTO memories_fts(rowid, title, body, tags, entity) VALUES (?, ?, ?, ?, ?)",
-            (doc, fts.segment(m.title), fts.segment(m.body), fts.segment(" ".join(m.tags)),
-             fts.segment(" ".join((m.entity, *m.files, *m.symbols)))))
+            (doc, fts.indexed(m.title), fts.segment(m.body), fts.indexed(" ".join(m.tags)),
+             fts.indexed(" ".join((m.entity, *m.files, *m.symbols)))))
         keys = {normalize_anchor(a) for a in extract_anchors(m.title, m.entity, *m.files, *m.symbols, m.body)}
         keys.update(normalize_anchor(a) for a in (*m.files, *m.symbols) if a)
         keys.discard("")

@@ -18,13 +18,14 @@ costs 25-180 us, so rescoring 500 candidates took 12-90 ms; on a plain table it 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from types import ModuleType
 from typing import Any
 
 #: Bump when the schema changes; `migrate()` takes any older index up to it.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Milliseconds a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 5000
 #: FTS5 columns and their bm25() weights: a word in the title counts three times one in the body.
@@ -143,8 +144,9 @@ def migrate(conn: Connection) -> None:
     The index is a cache, so an index of any other version (older, or from a newer
     memgit) is dropped and recreated: `sync` refills it from the files. Version history:
     1 (first), 2 (`files.ino`: inode numbers for change detection), 3 (vectors in plain
-    tables instead of vec0), 4 (the partial index `memories_superseding`). 2 -> 3 -> 4 is
-    done in place so that no memory is embedded again.
+    tables instead of vec0), 4 (the partial index `memories_superseding`), 5 (identifiers'
+    words in the FTS5 table: `fts.indexed`). 2 -> 3 -> 4 -> 5 is done in place so that no
+    memory is embedded again.
     """
     version = user_version(conn)
     if version == SCHEMA_VERSION:
@@ -157,6 +159,9 @@ def migrate(conn: Connection) -> None:
         version = user_version(conn)  # another process may have migrated meanwhile
         if version in (2, 3) and (version == 3 or _upgrade_2(conn)):
             conn.execute(SUPERSEDING_INDEX)
+            _upgrade_4(conn)
+        elif version == 4:
+            _upgrade_4(conn)
         elif version != SCHEMA_VERSION:
             if version != 0:
                 _drop_all(conn)
@@ -166,6 +171,19 @@ def migrate(conn: Connection) -> None:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _upgrade_4(conn: Connection) -> None:
+    """4 -> 5: the FTS5 title, tags and entity columns written again with the words of their
+    camelCase identifiers (`fts.indexed`), from the `memories` table; the body is as it was."""
+    from memgit.index import fts  # only here: the rest of this module needs no text rules
+
+    rows = conn.execute("SELECT doc, title, tags, entity, files, symbols FROM memories").fetchall()
+    for doc, title, tags, entity, files, symbols in rows:
+        anchored = " ".join((entity or "", *json.loads(files or "[]"), *json.loads(symbols or "[]")))
+        conn.execute("UPDATE memories_fts SET title = ?, tags = ?, entity = ? WHERE rowid = ?",
+                     (fts.indexed(title or ""), fts.indexed(" ".join(json.loads(tags or "[]"))),
+                      fts.indexed(anchored), doc))
 
 
 def _upgrade_2(conn: Connection) -> bool:

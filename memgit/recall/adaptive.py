@@ -12,8 +12,9 @@ code, not the memory anchored to it). So recall looks at the query first (`shape
 - "words": a few plain words: the configured weights.
 
 The multipliers apply to the configured `[recall] weight_*` (`MULTIPLIERS`), and `Weights`
-says which kind chose them (`recall --explain`, `--json`). They change the order only: the
-relevance floor is measured with the configured weights (`memgit.recall.recall`), so a
+says which kind chose them (`recall --explain`, `--json`); feedback given in this clone
+scales them further, per kind and within bounds (`memgit.recall.learned`). They change the
+order only: the relevance floor is measured with the configured weights (`memgit.recall.recall`), so a
 question's heavier vectors never carry a loose match in meaning into what an agent is given. A memory without a vector is
 still fused over its other channels (`memgit.index.ranking`), so the share of the store
 that has vectors needs no weight of its own; long memories are read by passage
@@ -23,6 +24,7 @@ that has vectors needs no weight of its own; long memories are read by passage
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from memgit.index.ranking import Weights
@@ -65,9 +67,13 @@ def shape(query: str) -> Shape:
     return Shape(kind, anchors, words)
 
 
-def weights_for(kind: str, base: Weights) -> Weights:
-    """The configured weights `base` scaled for a query of `kind`."""
+def weights_for(kind: str, base: Weights, learned: Mapping[str, Sequence[float]] | None = None) -> Weights:
+    """The configured weights `base` scaled for a query of `kind`, then by what this clone's
+    feedback taught for that kind (`memgit.recall.learned`; nothing without feedback)."""
     keyword, vector, anchor = MULTIPLIERS.get(kind, (1.0, 1.0, 1.0))
+    taught = (learned or {}).get(kind)
+    if taught is not None and len(taught) == 3:
+        keyword, vector, anchor = keyword * taught[0], vector * taught[1], anchor * taught[2]
     return replace(
         base, keyword=base.keyword * keyword, vector=base.vector * vector, anchor=base.anchor * anchor
     )

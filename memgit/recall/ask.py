@@ -12,7 +12,7 @@ from typing import Any, Collection, Sequence
 from memgit.errors import MemgitError
 from memgit.git import cochange, localstate
 from memgit.index.workspace import Workspace
-from memgit.recall import codecheck, provenance, scopes
+from memgit.recall import codecheck, learned, provenance, scopes
 from memgit.recall import recall as recall_mod
 from memgit.recall.hit import Hit, Hits
 from memgit.recall.inject import HEADER, Injection, fit
@@ -47,6 +47,7 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         path_prefix=ws.path_prefix(),
         deep=deep,
         cochange=(lambda: cochange.partners(repo)) if (repo := ws.repo) is not None else None,
+        learned=learned.multipliers(repo.git_dir) if repo is not None else None,
     )
     hits = codecheck.annotate(ws, [h for h in found if h.id not in skip][:k])
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
@@ -100,5 +101,8 @@ def log(ws: Workspace, query: str, hits: Sequence[Hit]) -> None:
     """Note which memories a recall returned (local state in the git dir; none outside git)."""
     for store, mine in scopes.split(ws, hits):
         if store.repo is not None:
+            how = mine[0].how if mine else None
             recall_mod.record_recall(localstate.recalls(store.repo.git_dir), query, [h.id for h in mine],
-                                     warn=ws.warn)
+                                     warn=ws.warn, kind=how.query_kind if how is not None else None,
+                                     found={h.id: [c for c in learned.CHANNELS if h.channels.get(c, 0) > 0]
+                                            for h in mine})

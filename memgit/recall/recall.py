@@ -23,7 +23,7 @@ from memgit.git import localstate
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
 from memgit.memory.format import Memory
-from memgit.recall import adaptive, deep as deep_mod, timing
+from memgit.recall import adaptive, deep as deep_mod, prf, timing
 from memgit.recall.hit import Hit, Hits, How
 from memgit.recall.inject import fit
 
@@ -59,7 +59,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
            budget_tokens: int | None = None, include_archived: bool = False,
            config: Config, path_prefix: str = "", sync: bool = True, deep: bool = False,
            links: Collection[str] = deep_mod.LINKS,
-           cochange: Callable[[], Mapping[str, Mapping[str, int]]] | None = None) -> Hits:
+           cochange: Callable[[], Mapping[str, Mapping[str, int]]] | None = None,
+           learned: Mapping[str, Sequence[float]] | None = None) -> Hits:
     """The memories that answer `query`, best first; see the module docstring.
 
     - `task_id`: that task's memories and memories with no task; only if none of them
@@ -76,7 +77,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
       `links` chooses the link kinds, `cochange` gives the files that change together).
 
     The channel weights are the configured ones scaled for the query's kind
-    (`memgit.recall.adaptive`); a time question reorders by date (`memgit.recall.timing`).
+    (`memgit.recall.adaptive`), and by `learned` (per kind, from this clone's feedback:
+    `memgit.recall.learned`); a time question reorders by date (`memgit.recall.timing`).
     The hits' `how` says both, and whether vectors were used.
     """
     text = clean_query(query)
@@ -86,7 +88,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     shape = adaptive.shape(text)
     base = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
                    anchor=config.recall_weight_anchor, method=config.recall_method)
-    weights = adaptive.weights_for(shape.kind, base)
+    weights = adaptive.weights_for(shape.kind, base, learned)
     when = timing.question(text)
     if sync:
         index.sync(embed="auto")
@@ -110,6 +112,9 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
                   if m.task_id is not None and m.task_id != task_id}
         ranked = _fused(found.channels, weights, base, floor, boosts)
 
+    if prf.applies(shape.kind):
+        where, args = deep_mod.where_of(include_archived, task_id, kinds)
+        ranked = prf.lift(index, ranked, where=where, args=args, floor=floor)
     if when is not None:
         ranked = _by_time(index, ranked, when, include_archived, task_id, kinds)
     if deep:
@@ -166,18 +171,24 @@ def _candidate_ids(channels: Channels) -> list[str]:
 # -- usage log ----------------------------------------------------------------------------
 
 
-def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | None = None) -> None:
-    """Append one line to `path` (`<git-dir>/memgit/recalls.jsonl`): when, what, what came back.
+def record_recall(path: Path, query: str, ids: Sequence[str], *, warn: Warn | None = None,
+                  kind: str | None = None, found: Mapping[str, Sequence[str]] | None = None) -> None:
+    """Append one line to `path` (`<git-dir>/memgit/recalls.jsonl`): when, what, what came back,
+    and (when given) the query's `kind` and which channels `found` each memory, from which
+    `memgit.recall.learned` learns what feedback says of each channel.
 
     The query is kept as its sha1 and its first 200 characters. Never raises: a recall must
     not fail because its log cannot be written (a warning goes to `warn` instead).
     """
-    record = {
+    record: dict[str, object] = {
         "ts": localstate.stamp(),
         "query_sha1": hashlib.sha1(query.encode("utf-8", "replace")).hexdigest(),
         "query": query[:200],
         "ids": list(ids),
     }
+    if kind is not None:
+        record["kind"] = kind
+        record["channels"] = {mid: list(names) for mid, names in (found or {}).items()}
     try:
         localstate.append_json(path, record)  # rotated: an agent's hooks recall on every prompt
     except OSError as exc:

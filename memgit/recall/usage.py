@@ -99,6 +99,11 @@ def load(git_dir: Path | None) -> Usage:
     return usage
 
 
+def recall_records(git_dir: Path) -> list[dict]:  # type: ignore[type-arg]
+    """The recall log's records, oldest first (bad lines skipped)."""
+    return list(_lines(localstate.recalls(git_dir)))
+
+
 def restated(git_dir: Path) -> list[tuple[datetime, str, str]]:
     """`restated.jsonl` (written by capture): each time a user said again what a memory held,
     as (when, memory id, transcript), oldest first. One line of a transcript is one

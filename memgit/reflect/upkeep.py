@@ -23,7 +23,7 @@ from memgit.git import repo as gitrepo
 from memgit.index.workspace import Workspace
 from memgit.memory import lenient
 from memgit.memory.format import Memory
-from memgit.recall import lookup
+from memgit.recall import learned, lookup
 from memgit.recall import usage as usage_mod
 from memgit.recall.usage import parse_time
 from memgit.reflect import decisions
@@ -263,7 +263,12 @@ def feedback(ws: Workspace, ref: str, verdict: str, session: str | None = None) 
     repo = ws.repo
     if repo is None:
         raise MemgitError("feedback is kept in the git dir; this memory folder is not in a git repository")
-    return usage_mod.record_feedback(repo.git_dir, memory.id, verdict, session=session)
+    record = usage_mod.record_feedback(repo.git_dir, memory.id, verdict, session=session)
+    try:  # what the verdicts teach the channel weights (memgit.recall.learned)
+        learned.update(repo.git_dir)
+    except OSError as exc:
+        ws.warn(f"could not update the learned recall weights ({exc.strerror or exc}); the verdict is kept")
+    return record
 
 
 def stats(ws: Workspace, since: str | None = None, now: datetime | None = None) -> dict[str, Any]:
@@ -283,7 +288,9 @@ def stats(ws: Workspace, since: str | None = None, now: datetime | None = None) 
             newer = a if (a.created or "") >= (b.created or "") else b
             if newer.id in new_ids:
                 repeats.append((newer.id, b.id if newer is a else a.id))
-    return usage_mod.stats(inputs.memories, inputs.usage, since=start, now=now, repeats=repeats)
+    info = usage_mod.stats(inputs.memories, inputs.usage, since=start, now=now, repeats=repeats)
+    info["learned_weights"] = learned.summary(ws.repo.git_dir if ws.repo is not None else None)
+    return info
 
 
 def _oldest(memories: Sequence[Memory]) -> str | None:
