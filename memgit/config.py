@@ -134,6 +134,7 @@ class Config:
     recall_weight_keyword: float = 0.5
     recall_weight_vector: float = 0.6
     recall_weight_anchor: float = 0.4
+    recall_weight_title: float = float(__import__("os").environ.get("MEMGIT_W_TITLE", "0.3"))
     recall_method: str = "minmax"
     inject_k: int = 3
     inject_budget: int = 600

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
-from memgit.index import fts, passages
+from memgit.index import fts, passages, titles
 from memgit.index import sqlite as sq
 from memgit.memory import trust
 from memgit.memory.anchors import query_anchors
@@ -241,12 +241,43 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
     return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
 
 
+def title(conn: Any, query_vector: bytes, limit: int, where: str, args: list[Any]) -> Candidates:
+    """The title lane (`memgit.index.titles`): cosine KNN over the title vectors, strength =
+    1 - cosine distance clipped to [0, 1]. An exact scan (the texts are short and the lane
+    holds one vector a memory); filtered after, or inside when that leaves too few."""
+    if not titles.exists(conn):
+        return []
+    k = min(4096, limit * 3 + 10)
+
+    def nearest(inner: str = "1", inner_args: Sequence[Any] = ()) -> dict[int, float]:
+        join = "" if inner == "1" else "JOIN memories m ON m.doc = v.doc"
+        return dict(conn.execute(
+            f"SELECT v.doc, {_COSINE} AS d FROM title_vectors v {join} WHERE 1"
+            f"{'' if inner == '1' else ' AND ' + _numbered(inner, 3)} ORDER BY d, v.doc LIMIT ?2",
+            (query_vector, k, *inner_args)))
+
+    found = nearest()
+    ids = _filtered(conn, found, where, args)
+    if where != "1" and len(ids) < limit and len(found) == k:
+        found = nearest(where, args)
+        ids = _filtered(conn, found, where, args)
+    ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
+                    key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
+
+
 def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, float]) -> dict[int, int]:
     """Lift in `found` (doc -> cosine distance) each memory whose best passage is nearer the
     query than its own vector, by `passages.CREDIT` of the difference; returns doc -> passage
     number for those."""
     won: dict[int, int] = {}
     best = passages.best(conn, query_vector, k)
+    import os
+    if os.environ.get("MEMGIT_TITLE_LANE") in ("fold", "both") and titles.exists(conn):
+        for doc, d in conn.execute(
+                f"SELECT v.doc, {_COSINE} AS d FROM title_vectors v ORDER BY d LIMIT ?2", (query_vector, k)):
+            if doc not in best or d < best[doc][0]:
+                best[doc] = (float(d), 0)
     # Those not among the nearest by their own vector: their own distance, in one statement.
     others = _distances(conn, query_vector, [doc for doc in best if doc not in found])
     for doc, (distance, n) in best.items():

@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit.errors import MemgitError
-from memgit.index import changes, channels, embedjob, fts, passages
+import os
+
+from memgit.index import changes, channels, embedjob, fts, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
@@ -45,6 +47,9 @@ from memgit.store.folder import Store, copy_id_for
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
+
+
+_LANE = os.environ.get("MEMGIT_TITLE_LANE", "lane")
 
 
 def _stderr(message: str) -> None:
@@ -381,8 +386,8 @@ class Index:
             conn.execute("DELETE FROM anchors WHERE doc = ?", (doc,))
             if vec_sha is not None and vec_sha != new_text_sha:
                 self.vectors.delete(doc)
-            elif len(m.title) + len(m.body) > passages.LONG_CHARS:
-                self.db.set_meta(PASSAGES_DONE, None)  # its passages may be out of date
+            else:
+                self.db.set_meta(PASSAGES_DONE, None)  # its passages or title vector may be out of date
         conn.execute(
             "INSERT INTO memories_fts(rowid, title, body, tags, entity) VALUES (?, ?, ?, ?, ?)",
             (doc, fts.segment(m.title), fts.segment(m.body), fts.segment(" ".join(m.tags)),
@@ -476,12 +481,17 @@ class Index:
             anchor = channels.anchor(conn, query, limit, where, args)
             vector = (None if query_vector is None
                       else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
+            lane = (None if query_vector is None or _LANE not in ("lane", "both")
+                    else channels.title(conn, query_vector, limit, where, args))
             exact = channels.exact(conn, query, where, args)
-            vectorless = (frozenset() if vector is None else channels.vectorless(
-                conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
+            others = [mid for found in (keyword, anchor) for mid, _ in found or ()]
+            vectorless = frozenset() if vector is None else channels.vectorless(conn, others)
+            titleless = (frozenset() if lane is None else titles.without(
+                conn, [mid for mid in dict.fromkeys([*others, *(m for m, _ in vector or ())])
+                       if mid not in vectorless]))
         use = self.vector_use(query_vector is not None, len(vectorless))
-        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact,
-                     use, passage_of)
+        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane, vectorless=vectorless,
+                              titleless=titleless), exact, use, passage_of)
 
     def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
         """Why the vector channel did not run (or ran for only some candidates)."""

@@ -68,6 +68,11 @@ def shape(query: str) -> Shape:
 def weights_for(kind: str, base: Weights) -> Weights:
     """The configured weights `base` scaled for a query of `kind`."""
     keyword, vector, anchor = MULTIPLIERS.get(kind, (1.0, 1.0, 1.0))
+    import os
+    title = float(os.environ.get("MEMGIT_TM_" + kind, str(vector)))
+    vector = float(os.environ.get("MEMGIT_VM_" + kind, str(vector)))
+    keyword = float(os.environ.get("MEMGIT_KM_" + kind, str(keyword)))
     return replace(
-        base, keyword=base.keyword * keyword, vector=base.vector * vector, anchor=base.anchor * anchor
+        base, keyword=base.keyword * keyword, vector=base.vector * vector, anchor=base.anchor * anchor,
+        title=base.title * title,
     )

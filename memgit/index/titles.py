@@ -1,0 +1,147 @@
+"""The title lane: one short vector per memory of its title and the names it is anchored to.
+
+A memory's own vector reads its title and the start of its body, where the body's detail
+dilutes what the memory is about; a question usually asks after that "about" ("the helper
+that expects a raise", "check if a file is read-only"). So each embedded memory also gets
+a vector of `text()`: its title, then its entity, files and symbols as words (identifiers
+split: `get_user_id` and `getUserId` both read "get user id", a path its parts without
+the extension), a few dozen tokens, cheap to embed. It is searched as a channel of its own
+("title", `memgit.index.ranking`), with its own weight, from the same query vector as the
+vector channel: a recall embeds nothing more.
+
+Stored like the passages (`memgit.index.passages`): a plain table created on first use
+(`ensure`), keyed by the index's `doc`, stamped with the memory's file sha, so that a
+changed memory's title vector is pending again and a deleted one's goes with its vector
+(`delete`); the vectors go through the vector cache (`memgit.index.vectorcache`), so a
+restamp or a `reindex` embeds nothing already embedded. Nothing here loads a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+TABLE = (
+    "CREATE TABLE IF NOT EXISTS title_vectors (doc INTEGER PRIMARY KEY, sha TEXT NOT NULL, "
+    "embedding BLOB NOT NULL)"
+)
+#: Characters of the lane's text: a title and a few names, well inside the embedder's 128 tokens.
+MAX_CHARS = 400
+
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def words(name: str) -> str:
+    """An identifier, a path or a `path::symbol` as lower-case words: `get_user_id`,
+    `getUserId` -> "get user id"; `src/_pytest/hookspec.py` -> "src pytest hookspec";
+    `HTTPServer` -> "http server"."""
+    name = _EXTENSION.sub("", name.split("::")[0]) + (" " + name.split("::", 1)[1] if "::" in name else "")
+    return " ".join(part.lower() for part in _PART.findall(name))
+
+
+_CAMEL = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+\b")
+
+
+def readable(query: str) -> str:
+    """`query` with each camelCase identifier also written as words (`getUserId` ->
+    "getUserId (get user id)"): the embedder lower-cases before it cuts words, so a
+    camelCase name would otherwise reach it as one unknown word."""
+    return _CAMEL.sub(lambda m: f"{m.group(0)} ({words(m.group(0))})" if " " in words(m.group(0)) else m.group(0),
+                      query)
+
+
+def text(title: str, names: Iterable[str]) -> str:
+    """What the lane embeds for a memory: its title, then the words of its names (each word
+    once, in order, leaving out those the title already has)."""
+    seen = set(words(title).split()) | {w.lower() for w in re.findall(r"\w+", title)}
+    out: list[str] = []
+    for name in names:
+        for word in words(name).split():
+            if word not in seen:
+                seen.add(word)
+                out.append(word)
+    return (f"{title}\n{' '.join(out)}" if out else title)[:MAX_CHARS]
+
+
+def row_text(title: str, entity: str | None, files: str | None, symbols: str | None) -> str:
+    """`text()` from a `memories` row (files and symbols are JSON lists there)."""
+    return text(title, [entity or "", *_names(files), *_names(symbols)])
+
+
+def _names(value: str | None) -> list[str]:
+    try:
+        names = json.loads(value or "[]")
+    except ValueError:
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def exists(conn: Any) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'title_vectors'").fetchone()
+        is not None
+    )
+
+
+def ensure(conn: Any) -> None:
+    """Create the table (inside the caller's write transaction)."""
+    conn.execute(TABLE)
+
+
+def pending(conn: Any, limit: int | None = None) -> list[tuple[int, str, str]]:
+    """`(doc, text, sha)` of the embedded memories whose title vector is missing or stale, at
+    most `limit`."""
+    stale = (
+        "AND NOT EXISTS (SELECT 1 FROM title_vectors t WHERE t.doc = m.doc AND t.sha = m.sha)"
+        if exists(conn) else ""
+    )
+    rows = conn.execute(
+        f"SELECT m.doc, m.title, m.entity, m.files, m.symbols, m.sha FROM memories m "
+        f"WHERE m.vec_sha IS NOT NULL {stale} ORDER BY m.doc" + (" LIMIT ?" if limit is not None else ""),
+        () if limit is None else (limit,),
+    ).fetchall()
+    return [(int(r[0]), row_text(str(r[1]), r[2], r[3], r[4]), str(r[5] or "")) for r in rows]
+
+
+def count_pending(conn: Any) -> int:
+    stale = (
+        "AND NOT EXISTS (SELECT 1 FROM title_vectors t WHERE t.doc = m.doc AND t.sha = m.sha)"
+        if exists(conn) else ""
+    )
+    return int(conn.execute(f"SELECT count(*) FROM memories m WHERE m.vec_sha IS NOT NULL {stale}").fetchone()[0])
+
+
+def store(conn: Any, doc: int, sha: str, blob: bytes) -> None:
+    """Replace one memory's title vector (inside the caller's write transaction)."""
+    conn.execute("INSERT OR REPLACE INTO title_vectors (doc, sha, embedding) VALUES (?, ?, ?)", (doc, sha, blob))
+
+
+def delete(conn: Any, doc: int) -> None:
+    if exists(conn):
+        conn.execute("DELETE FROM title_vectors WHERE doc = ?", (doc,))
+
+
+def clear(conn: Any) -> None:
+    """Every title vector goes (the embedder changed)."""
+    if exists(conn):
+        conn.execute("DELETE FROM title_vectors")
+
+
+def without(conn: Any, ids: Iterable[str]) -> frozenset[str]:
+    """Those of `ids` (memories with a vector) that have no current title vector yet: the
+    lane cannot judge them, so the fusion leaves it out for them."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return frozenset()
+    have = exists(conn)
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        missing = ("NOT EXISTS (SELECT 1 FROM title_vectors t WHERE t.doc = m.doc AND t.sha = m.sha)"
+                   if have else "1")
+        found.update(r[0] for r in conn.execute(
+            f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {missing}", chunk))
+    return frozenset(found)

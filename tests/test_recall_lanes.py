@@ -1,0 +1,160 @@
+"""The title lane: a vector of each memory's title and anchor names, searched as a channel of its own.
+
+Real repositories and real SQLite; the embedder is a recording stand-in (hashed words, the
+standard library only) loaded through memgit's own `module:attr` plug-in interface, so the
+tests see every text given to `embed()` and a memory whose title holds the query's words is
+the lane's nearest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+from click.testing import CliRunner
+
+import memgit
+from memgit.cli import cli
+from memgit.index import titles
+
+from .gated_embedder import _vector
+
+EMBEDDED: list[str] = []
+
+
+class Recording:
+    """Bag of hashed words (64-d); records each text it embeds."""
+
+    id = "recording-lanes"
+    dim = 64
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        EMBEDDED.extend(texts)
+        return [_vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> Any:
+        return _vector(text)
+
+
+RECORDING = Recording()
+EMBEDDER = f"{__name__}:RECORDING"
+
+#: The answer's title says what the query asks; its body is about other things (a long
+#: rules note whose words are the body's), so only its title and names point at it.
+ANSWER_TITLE = "Optional extras install"
+ANSWER_BODY = ("Run the full matrix with every interpreter before a release; the release notes "
+               "list each change by its pull request, and the changelog fragments go in changelog.")
+
+
+@pytest.fixture(autouse=True)
+def recording(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    EMBEDDED.clear()
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", EMBEDDER)
+    return EMBEDDED
+
+
+def seeded(repo: Path) -> str:
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.init()
+        answer = mem.remember(ANSWER_BODY, title=ANSWER_TITLE, kind="fact",
+                              entity="src/pkg/setup_tools.py::installExtras").memory.id
+        for i, words in enumerate(("pull request review checklist release notes",
+                                   "changelog fragments release interpreter matrix",
+                                   "every interpreter release full matrix notes")):
+            mem.remember(f"Note {i}: {words} {words}", title=f"Note {i} on {words.split()[0]}", kind="fact")
+        mem.reindex()
+    return answer
+
+
+def lane_rows(repo: Path) -> dict[int, str]:
+    conn = sqlite3.connect(repo / ".git" / "memgit" / "index.db")
+    try:
+        return dict(conn.execute("SELECT doc, sha FROM title_vectors").fetchall())
+    finally:
+        conn.close()
+
+
+def test_identifiers_read_as_words() -> None:
+    assert titles.words("get_user_id") == "get user id"
+    assert titles.words("getUserId") == "get user id"
+    assert titles.words("HTTPServer") == "http server"
+    assert titles.words("src/_pytest/hookspec.py::pytest_report_from_serializable") == (
+        "src pytest hookspec pytest report from serializable")
+    text = titles.text("Optional extras", ["src/pkg/setup_tools.py::installExtras", "docs/extras.md"])
+    assert text == "Optional extras\nsrc pkg setup tools install docs"
+
+
+def test_a_memory_whose_title_is_the_answer_is_found_by_the_lane(repo: Path) -> None:
+    answer = seeded(repo)
+    assert any(t.startswith(ANSWER_TITLE + "\n") for t in EMBEDDED)  # the lane's text, names as words
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        hits = mem.recall("how do I install the optional extras", k=3, min_score=0, record=False)
+    assert hits[0].id == answer
+    assert hits[0].channels["title"] == max(h.channels.get("title", 0.0) for h in hits)
+    assert hits.how is not None and hits.how.weights["title"] > 0
+
+
+def test_the_lane_is_pending_after_an_edit_and_gone_after_a_delete(repo: Path) -> None:
+    answer = seeded(repo)
+    rows = lane_rows(repo)
+    assert len(rows) == 4
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        doc = mem.index.conn.execute("SELECT doc FROM memories WHERE id = ?", (answer,)).fetchone()[0]
+        mem.update(answer, entity="src/pkg/extras.py::optionalGroups")
+        mem.index.sync(embed="none")
+        assert titles.count_pending(mem.index.conn) == 1
+        assert [d for d, *_ in titles.pending(mem.index.conn)] == [doc]
+        before = len(EMBEDDED)
+        mem.index.sync(embed="auto")  # one pending: embedded during the call
+        assert EMBEDDED[before:] == [f"{ANSWER_TITLE}\nsrc pkg groups"]  # words the title has are not repeated
+        assert titles.count_pending(mem.index.conn) == 0
+        hits = mem.recall("optional groups", k=1, min_score=0, record=False)
+        assert hits[0].id == answer and hits[0].channels.get("title", 0) > 0
+        mem.forget(answer, hard=True)
+        mem.index.sync(embed="none")
+    assert doc not in lane_rows(repo) and len(lane_rows(repo)) == 3
+
+
+def test_reindex_embeds_nothing_already_embedded(repo: Path) -> None:
+    seeded(repo)
+    first = list(EMBEDDED)
+    assert len(first) == 8  # four memories, four title texts
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.reindex()
+    for path in (repo / ".git" / "memgit").glob("index.db*"):
+        path.unlink()  # a rebuilt index takes every vector, lane included, from the cache
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.reindex()
+        assert titles.count_pending(mem.index.conn) == 0
+    assert EMBEDDED == first
+    assert len(lane_rows(repo)) == 4
+
+
+def test_explain_and_json_show_the_lanes_strength(repo: Path) -> None:
+    answer = seeded(repo)
+    os.chdir(repo)
+    runner = CliRunner()
+    out = runner.invoke(cli, ["recall", "optional extras install", "--json", "--min-score", "0"],
+                        catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    hits = json.loads(out.stdout)
+    assert hits[0]["id"] == answer and hits[0]["channels"]["title"] > 0
+    assert hits[0]["how"]["weights"]["title"] > 0
+    out = runner.invoke(cli, ["recall", "optional extras install", "--explain", "--min-score", "0"],
+                        catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert " title " in out.stdout.splitlines()[2] and "; weights " in out.stdout and "title" in out.stdout.splitlines()[-1]
+
+
+def test_a_store_without_vectors_recalls_as_before(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", "none")
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.init()
+        answer = mem.remember(ANSWER_BODY, title=ANSWER_TITLE, kind="fact").memory.id
+        hits = mem.recall("optional extras install", k=1, min_score=0, record=False)
+    assert hits[0].id == answer and "title" not in hits[0].channels
+    assert not EMBEDDED
