@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -88,6 +89,22 @@ def test_identifiers_read_as_words() -> None:
     assert text == "Optional extras\nsrc pkg setup tools install docs"
 
 
+def test_a_title_that_is_a_bare_name_or_the_bodys_start_gets_no_lane_vector(repo: Path) -> None:
+    assert not titles.worth("writeBoolean", "def writeBoolean(self, n): ...")
+    assert not titles.worth("api: Let's get started on the api project. It's a REST …",
+                            "user: Let's get started on the api project. It's a REST API for a shop")
+    assert titles.worth("Optional extras install", ANSWER_BODY)
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.init()
+        bare = mem.remember("def paste(xsel=False): returns the clipboard", title="paste", kind="fact").memory.id
+        mem.reindex()
+        assert "paste" not in EMBEDDED  # no lane text was embedded for it
+        assert titles.count_pending(mem.index.conn) == 0 and titles.share(mem.index.conn) == 0.0
+        hits = mem.recall("paste the clipboard", k=1, min_score=0, record=False)
+        assert hits[0].id == bare and "title" not in hits[0].channels
+        assert hits.how is not None and hits.how.weights["vector"] == pytest.approx(0.9)  # 0.6 x 1.5
+
+
 def test_a_memory_whose_title_is_the_answer_is_found_by_the_lane(repo: Path) -> None:
     answer = seeded(repo)
     assert any(t.startswith(ANSWER_TITLE + "\n") for t in EMBEDDED)  # the lane's text, names as words
@@ -96,6 +113,7 @@ def test_a_memory_whose_title_is_the_answer_is_found_by_the_lane(repo: Path) -> 
     assert hits[0].id == answer
     assert hits[0].channels["title"] == max(h.channels.get("title", 0.0) for h in hits)
     assert hits.how is not None and hits.how.weights["title"] > 0
+    assert hits.how.weights["vector"] == pytest.approx(0.6)  # every memory has a lane: 0.6 x (1.5 - 0.5)
 
 
 def test_the_lane_is_pending_after_an_edit_and_gone_after_a_delete(repo: Path) -> None:
@@ -110,7 +128,8 @@ def test_the_lane_is_pending_after_an_edit_and_gone_after_a_delete(repo: Path) -
         assert [d for d, *_ in titles.pending(mem.index.conn)] == [doc]
         before = len(EMBEDDED)
         mem.index.sync(embed="auto")  # one pending: embedded during the call
-        assert EMBEDDED[before:] == [f"{ANSWER_TITLE}\nsrc pkg groups"]  # words the title has are not repeated
+        # words the title has already are not repeated
+        assert EMBEDDED[before:] == [f"{ANSWER_TITLE}\nsrc pkg groups"]
         assert titles.count_pending(mem.index.conn) == 0
         hits = mem.recall("optional groups", k=1, min_score=0, record=False)
         assert hits[0].id == answer and hits[0].channels.get("title", 0) > 0
@@ -147,7 +166,8 @@ def test_explain_and_json_show_the_lanes_strength(repo: Path) -> None:
     out = runner.invoke(cli, ["recall", "optional extras install", "--explain", "--min-score", "0"],
                         catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    assert " title " in out.stdout.splitlines()[2] and "; weights " in out.stdout and "title" in out.stdout.splitlines()[-1]
+    lines = out.stdout.splitlines()
+    assert " title " in lines[2] and "; weights " in lines[-1] and " title " in lines[-1]
 
 
 def test_a_store_without_vectors_recalls_as_before(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,3 +178,19 @@ def test_a_store_without_vectors_recalls_as_before(repo: Path, monkeypatch: pyte
         hits = mem.recall("optional extras install", k=1, min_score=0, record=False)
     assert hits[0].id == answer and "title" not in hits[0].channels
     assert not EMBEDDED
+
+
+def test_a_rebuilt_index_takes_passages_from_the_cache_too(repo: Path) -> None:
+    long_body = "\n".join(f"Rule {i}: the retry queue number {i} backs off {i} seconds before it tries again."
+                          for i in range(9))
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.init()
+        mem.remember(long_body, title="Retry rules", kind="fact")
+        mem.reindex()
+    first = list(EMBEDDED)
+    assert len(first) == 3 and first[1].startswith("Retry rules\nRule ")  # the memory, a passage, its title
+    for path in (repo / ".git" / "memgit").glob("index.db*"):
+        path.unlink()
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        mem.reindex()
+    assert EMBEDDED == first

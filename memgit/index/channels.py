@@ -252,7 +252,7 @@ def title(conn: Any, query_vector: bytes, limit: int, where: str, args: list[Any
     def nearest(inner: str = "1", inner_args: Sequence[Any] = ()) -> dict[int, float]:
         join = "" if inner == "1" else "JOIN memories m ON m.doc = v.doc"
         return dict(conn.execute(
-            f"SELECT v.doc, {_COSINE} AS d FROM title_vectors v {join} WHERE 1"
+            f"SELECT v.doc, {_COSINE} AS d FROM title_vectors v {join} WHERE length(v.embedding) > 0"
             f"{'' if inner == '1' else ' AND ' + _numbered(inner, 3)} ORDER BY d, v.doc LIMIT ?2",
             (query_vector, k, *inner_args)))
 
@@ -272,12 +272,6 @@ def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, floa
     number for those."""
     won: dict[int, int] = {}
     best = passages.best(conn, query_vector, k)
-    import os
-    if os.environ.get("MEMGIT_TITLE_LANE") in ("fold", "both") and titles.exists(conn):
-        for doc, d in conn.execute(
-                f"SELECT v.doc, {_COSINE} AS d FROM title_vectors v ORDER BY d LIMIT ?2", (query_vector, k)):
-            if doc not in best or d < best[doc][0]:
-                best[doc] = (float(d), 0)
     # Those not among the nearest by their own vector: their own distance, in one statement.
     others = _distances(conn, query_vector, [doc for doc in best if doc not in found])
     for doc, (distance, n) in best.items():

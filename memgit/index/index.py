@@ -32,8 +32,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit.errors import MemgitError
-import os
-
 from memgit.index import changes, channels, embedjob, fts, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
@@ -47,9 +45,6 @@ from memgit.store.folder import Store, copy_id_for
 
 Warn = Callable[[str], None]
 Progress = Callable[[int, int], None]
-
-
-_LANE = os.environ.get("MEMGIT_TITLE_LANE", "lane")
 
 
 def _stderr(message: str) -> None:
@@ -100,12 +95,14 @@ class VectorUse:
 class Found:
     """What `Index.search` found: the three channels and the ids the query names exactly;
     `vectors`, whether the vector channel ran; `passages`, for a long memory whose passage
-    gave its vector strength, that passage's number (`memgit.index.passages`)."""
+    gave its vector strength, that passage's number (`memgit.index.passages`); `title_share`,
+    the share of the store's vectors that have a title vector (`memgit.index.titles.share`)."""
 
     channels: Channels
     exact: tuple[str, ...] = ()
     vectors: VectorUse = VectorUse()
     passages: dict[str, int] = field(default_factory=dict)
+    title_share: float = 0.0
 
 
 class Index:
@@ -481,8 +478,8 @@ class Index:
             anchor = channels.anchor(conn, query, limit, where, args)
             vector = (None if query_vector is None
                       else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
-            lane = (None if query_vector is None or _LANE not in ("lane", "both")
-                    else channels.title(conn, query_vector, limit, where, args))
+            lane = None if query_vector is None else channels.title(conn, query_vector, limit, where, args)
+            share = 0.0 if lane is None else titles.share(conn)
             exact = channels.exact(conn, query, where, args)
             others = [mid for found in (keyword, anchor) for mid, _ in found or ()]
             vectorless = frozenset() if vector is None else channels.vectorless(conn, others)
@@ -490,8 +487,8 @@ class Index:
                 conn, [mid for mid in dict.fromkeys([*others, *(m for m, _ in vector or ())])
                        if mid not in vectorless]))
         use = self.vector_use(query_vector is not None, len(vectorless))
-        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane, vectorless=vectorless,
-                              titleless=titleless), exact, use, passage_of)
+        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane,
+                              vectorless=vectorless, titleless=titleless), exact, use, passage_of, share)
 
     def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
         """Why the vector channel did not run (or ran for only some candidates)."""
@@ -610,7 +607,7 @@ class Index:
             "embedder_id": embedder_id,
             "vectors_on": reason is None,
             "vectors_reason": reason,
-            "channels": ["keyword", "anchor"] + (["vector"] if reason is None else []),
+            "channels": ["keyword", "anchor"] + (["vector", "title"] if reason is None else []),
             "embedding_in_background": job,
             "fts_tokenizer": sq.FTS_TOKENIZER + " + CJK bigrams",
             "size_bytes": self.db.size_bytes(),

@@ -27,7 +27,7 @@ PASSAGE_CHARS = 400
 #: How much of a passage's lead over its memory's own vector counts: the vector strength is
 #: own + CREDIT * (best passage - own). 1 would be the best passage alone, which favours long
 #: memories (more passages, more chances of one near chance match).
-CREDIT = float(__import__('os').environ.get('MEMGIT_CREDIT', '0.5'))
+CREDIT = 0.5
 #: At most this many passages a memory (the rest of a very long note is left to keywords).
 MAX_PASSAGES = 12
 

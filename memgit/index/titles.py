@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS title_vectors (doc INTEGER PRIMARY KEY, sha TEXT NOT NULL, "
@@ -41,17 +42,6 @@ def words(name: str) -> str:
     return " ".join(part.lower() for part in _PART.findall(name))
 
 
-_CAMEL = re.compile(r"\b[A-Za-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+\b")
-
-
-def readable(query: str) -> str:
-    """`query` with each camelCase identifier also written as words (`getUserId` ->
-    "getUserId (get user id)"): the embedder lower-cases before it cuts words, so a
-    camelCase name would otherwise reach it as one unknown word."""
-    return _CAMEL.sub(lambda m: f"{m.group(0)} ({words(m.group(0))})" if " " in words(m.group(0)) else m.group(0),
-                      query)
-
-
 def text(title: str, names: Iterable[str]) -> str:
     """What the lane embeds for a memory: its title, then the words of its names (each word
     once, in order, leaving out those the title already has)."""
@@ -65,8 +55,29 @@ def text(title: str, names: Iterable[str]) -> str:
     return (f"{title}\n{' '.join(out)}" if out else title)[:MAX_CHARS]
 
 
-def row_text(title: str, entity: str | None, files: str | None, symbols: str | None) -> str:
-    """`text()` from a `memories` row (files and symbols are JSON lists there)."""
+def worth(title: str, body: str) -> bool:
+    """Whether a title tells the lane something the memory's own vector and the anchors do
+    not: not a bare name (one word or identifier, `writeBoolean`: the keywords and anchors
+    match it exactly, and as a lane it only adds a second vector of the same few words), and
+    not the body's own beginning (a title cut from the first line, "project: Let's get
+    started on…": the memory's own vector reads it already)."""
+    words_in = title.split()
+    if len(words_in) < 2:
+        return False
+    head = title.rstrip("….").strip()
+    head = head.split(": ", 1)[1] if ": " in head[:60] else head
+    return _squash(head)[:60] not in _squash(body[: len(head) + 200])
+
+
+def _squash(value: str) -> str:
+    return " ".join(value.casefold().split())
+
+
+def row_text(title: str, entity: str | None, files: str | None, symbols: str | None, body: str = "") -> str:
+    """`text()` from a `memories` row (files and symbols are JSON lists there); "" when the
+    title is not `worth` a lane vector."""
+    if not worth(title, body):
+        return ""
     return text(title, [entity or "", *_names(files), *_names(symbols)])
 
 
@@ -98,11 +109,12 @@ def pending(conn: Any, limit: int | None = None) -> list[tuple[int, str, str]]:
         if exists(conn) else ""
     )
     rows = conn.execute(
-        f"SELECT m.doc, m.title, m.entity, m.files, m.symbols, m.sha FROM memories m "
+        f"SELECT m.doc, m.title, m.entity, m.files, m.symbols, m.sha, m.body FROM memories m "
         f"WHERE m.vec_sha IS NOT NULL {stale} ORDER BY m.doc" + (" LIMIT ?" if limit is not None else ""),
         () if limit is None else (limit,),
     ).fetchall()
-    return [(int(r[0]), row_text(str(r[1]), r[2], r[3], r[4]), str(r[5] or "")) for r in rows]
+    return [(int(r[0]), row_text(str(r[1]), r[2], r[3], r[4], str(r[6] or "")), str(r[5] or ""))
+            for r in rows]
 
 
 def count_pending(conn: Any) -> int:
@@ -110,12 +122,14 @@ def count_pending(conn: Any) -> int:
         "AND NOT EXISTS (SELECT 1 FROM title_vectors t WHERE t.doc = m.doc AND t.sha = m.sha)"
         if exists(conn) else ""
     )
-    return int(conn.execute(f"SELECT count(*) FROM memories m WHERE m.vec_sha IS NOT NULL {stale}").fetchone()[0])
+    sql = f"SELECT count(*) FROM memories m WHERE m.vec_sha IS NOT NULL {stale}"
+    return int(conn.execute(sql).fetchone()[0])
 
 
 def store(conn: Any, doc: int, sha: str, blob: bytes) -> None:
     """Replace one memory's title vector (inside the caller's write transaction)."""
-    conn.execute("INSERT OR REPLACE INTO title_vectors (doc, sha, embedding) VALUES (?, ?, ?)", (doc, sha, blob))
+    conn.execute("INSERT OR REPLACE INTO title_vectors (doc, sha, embedding) VALUES (?, ?, ?)",
+                 (doc, sha, blob))
 
 
 def delete(conn: Any, doc: int) -> None:
@@ -130,8 +144,9 @@ def clear(conn: Any) -> None:
 
 
 def without(conn: Any, ids: Iterable[str]) -> frozenset[str]:
-    """Those of `ids` (memories with a vector) that have no current title vector yet: the
-    lane cannot judge them, so the fusion leaves it out for them."""
+    """Those of `ids` (memories with a vector) that have no current title vector (not yet,
+    or none: a title not `worth` one is stored as an empty row): the lane cannot judge
+    them, so the fusion leaves it out for them."""
     ids = list(dict.fromkeys(ids))
     if not ids:
         return frozenset()
@@ -140,8 +155,18 @@ def without(conn: Any, ids: Iterable[str]) -> frozenset[str]:
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        missing = ("NOT EXISTS (SELECT 1 FROM title_vectors t WHERE t.doc = m.doc AND t.sha = m.sha)"
-                   if have else "1")
+        missing = ("NOT EXISTS (SELECT 1 FROM title_vectors t WHERE t.doc = m.doc AND t.sha = m.sha "
+                   "AND length(t.embedding) > 0)" if have else "1")
         found.update(r[0] for r in conn.execute(
             f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND {missing}", chunk))
     return frozenset(found)
+
+
+def share(conn: Any) -> float:
+    """The share of the embedded memories that have a title vector (0 when none has one)."""
+    if not exists(conn):
+        return 0.0
+    lane = conn.execute("SELECT count(*) FROM title_vectors WHERE length(embedding) > 0").fetchone()[0]
+    if not lane:
+        return 0.0
+    return min(1.0, lane / max(1, conn.execute("SELECT count(*) FROM vectors").fetchone()[0]))

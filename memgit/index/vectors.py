@@ -266,7 +266,9 @@ class Vectors:
             batch_t = titles.pending(self.conn, EMBED_BATCH)
             if not batch_t:
                 break
-            vectors = self._vectors(embedder, [text for _doc, text, _sha in batch_t])
+            wanted = [text for _doc, text, _sha in batch_t if text]
+            made = iter(self._vectors(embedder, wanted) if wanted else [])
+            vectors = [next(made) if text else b"" for _doc, text, _sha in batch_t]
             stored = 0
             with self.db.transaction() as conn:
                 titles.ensure(conn)
@@ -350,9 +352,6 @@ class Vectors:
         if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
             return None  # no vectors yet (all pending): the channel cannot say anything
         text = query[:EMBED_CHARS]
-        import os
-        if os.environ.get("MEMGIT_QSPLIT") == "1":
-            text = titles.readable(text)
         if self._last is not None and self._last[0] == text:
             return self._last[1]  # recall asks again when a task's memories had nothing
         blob = self._embed_query(text)

@@ -30,13 +30,20 @@ from memgit.memory.anchors import query_anchors
 
 #: Plain words a query may have and still be "identifier" (or must have to be "question").
 FEW_WORDS = 3
-#: Per query kind: (keyword, vector, anchor) multipliers of the configured weights.
-MULTIPLIERS: dict[str, tuple[float, float, float]] = {
-    "identifier": (1.0, 0.5, 1.5),
-    "mixed": (1.0, 1.0, 1.0),
-    "question": (1.0, 1.5, 1.0),
-    "words": (1.0, 1.0, 1.0),
+#: Per query kind: (keyword, vector, anchor, title) multipliers of the configured weights.
+MULTIPLIERS: dict[str, tuple[float, float, float, float]] = {
+    "identifier": (1.0, 0.5, 1.5, 0.5),
+    "mixed": (1.0, 1.0, 1.0, 1.0),
+    "question": (1.0, 1.5, 1.0, 1.0),
+    "words": (1.0, 1.0, 1.0, 1.0),
 }
+#: A question's vector multiplier gives up this much times the share of the store that has
+#: title vectors (`memgit.index.titles.share`): 1.5 with no title lane, 1.0 with a lane for
+#: every memory, where the lane carries the rest of what a question asks in meaning.
+#: Measured on the development sets (docs/benchmarks.md): with the lane on codemem-pytest,
+#: question multipliers 1.0 / 1.5 / 2.0 gave natural R@5 0.763 / 0.740 / 0.747; on cosqa,
+#: whose titles are bare names and get no lane, 1.5 is the figure it had before the lane.
+LANE_SHIFT = 0.5
 KINDS = tuple(MULTIPLIERS)
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -65,13 +72,12 @@ def shape(query: str) -> Shape:
     return Shape(kind, anchors, words)
 
 
-def weights_for(kind: str, base: Weights) -> Weights:
-    """The configured weights `base` scaled for a query of `kind`."""
-    keyword, vector, anchor = MULTIPLIERS.get(kind, (1.0, 1.0, 1.0))
-    import os
-    title = float(os.environ.get("MEMGIT_TM_" + kind, str(vector)))
-    vector = float(os.environ.get("MEMGIT_VM_" + kind, str(vector)))
-    keyword = float(os.environ.get("MEMGIT_KM_" + kind, str(keyword)))
+def weights_for(kind: str, base: Weights, title_share: float = 0.0) -> Weights:
+    """The configured weights `base` scaled for a query of `kind`, in a store where
+    `title_share` of the embedded memories have a title vector (see `LANE_SHIFT`)."""
+    keyword, vector, anchor, title = MULTIPLIERS.get(kind, (1.0, 1.0, 1.0, 1.0))
+    if kind == "question":
+        vector -= LANE_SHIFT * min(1.0, max(0.0, title_share))
     return replace(
         base, keyword=base.keyword * keyword, vector=base.vector * vector, anchor=base.anchor * anchor,
         title=base.title * title,

@@ -87,7 +87,6 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     base = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
                    anchor=config.recall_weight_anchor, title=config.recall_weight_title,
                    method=config.recall_method)
-    weights = adaptive.weights_for(shape.kind, base)
     when = timing.question(text)
     if sync:
         index.sync(embed="auto")
@@ -100,6 +99,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     pool = max(POOL, 3 * k)
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
+    weights = adaptive.weights_for(shape.kind, base, found.title_share)
     exact = list(found.exact)
     ranked = _fused(found.channels, weights, base, floor)
     memories: dict[str, Memory] = {}
