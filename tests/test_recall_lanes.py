@@ -188,7 +188,7 @@ def test_a_rebuilt_index_takes_passages_from_the_cache_too(repo: Path) -> None:
         mem.remember(long_body, title="Retry rules", kind="fact")
         mem.reindex()
     first = list(EMBEDDED)
-    assert len(first) == 3 and first[1].startswith("Retry rules\nRule ")  # the memory, a passage, its title
+    assert any(text.startswith("Retry rules\nRule ") for text in first)  # a passage was embedded
     for path in (repo / ".git" / "memgit").glob("index.db*"):
         path.unlink()
     with memgit.open(repo, warn=lambda message: None) as mem:
