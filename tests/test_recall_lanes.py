@@ -194,3 +194,20 @@ def test_a_rebuilt_index_takes_passages_from_the_cache_too(repo: Path) -> None:
     with memgit.open(repo, warn=lambda message: None) as mem:
         mem.reindex()
     assert EMBEDDED == first
+
+
+def test_above_the_exact_size_the_lane_judges_the_other_channels_candidates(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memgit.index import channels
+
+    answer = seeded(repo)
+    monkeypatch.setattr(channels, "VECTOR_EXACT_MAX", 2)  # a "big" store of four memories
+    with memgit.open(repo, warn=lambda message: None) as mem:
+        conn = mem.index.conn
+        vector = mem.index.vectors.query_vector("optional extras install")
+        assert vector is not None
+        assert channels.title(conn, vector, 10, "1", [], among=[]) == []
+        judged = channels.title(conn, vector, 10, "1", [], among=[answer])
+        assert [mid for mid, _ in judged] == [answer]
+        hits = mem.recall("optional extras install", k=1, min_score=0, record=False)
+    assert hits[0].id == answer and hits[0].channels["title"] > 0

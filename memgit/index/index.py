@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit.errors import MemgitError
-from memgit.index import changes, channels, embedjob, fts, passages, titles
+from memgit.index import changes, channels, embedjob, fts, titles
 from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
@@ -478,8 +478,10 @@ class Index:
             anchor = channels.anchor(conn, query, limit, where, args)
             vector = (None if query_vector is None
                       else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
-            lane = None if query_vector is None else channels.title(conn, query_vector, limit, where, args)
-            share = 0.0 if lane is None else titles.share(conn)
+            among = [mid for found in (keyword, anchor, vector) for mid, _ in found or ()]
+            lane = (None if query_vector is None
+                    else channels.title(conn, query_vector, limit, where, args, among))
+            share = 0.0 if lane is None else titles.stored_share(self.db.meta(titles.SHARE))
             exact = channels.exact(conn, query, where, args)
             others = [mid for found in (keyword, anchor) for mid, _ in found or ()]
             vectorless = frozenset() if vector is None else channels.vectorless(conn, others)

@@ -43,15 +43,16 @@ class Weights:
     """How much each channel counts, and how their orders are fused (from the config).
 
     Vector 0.6 and anchor 0.4 are the starting design (semantic 0.6, hard information 0.4); keyword
-    0.5 and "minmax" were chosen on a coarse grid over the development sets (docs/benchmarks.md).
+    0.5 and "minmax" were chosen on a coarse grid over the development sets (docs/benchmarks.md),
+    and title 0.45 (the title lane, `memgit.index.titles`) among 0.3 / 0.45 / 0.6 on them.
     """
 
     keyword: float = 0.5
     vector: float = 0.6
     anchor: float = 0.4
-    title: float = 0.0
     method: str = "minmax"  # "minmax" | "rrf" | "weighted"
     rrf_k: int = 60
+    title: float = 0.45
 
     def __post_init__(self) -> None:
         # Weights come from a hand-edited config file: say which setting is wrong.
@@ -79,8 +80,8 @@ class Channels:
     keyword: Candidates | None = ()
     vector: Candidates | None = ()
     anchor: Candidates | None = ()
-    title: Candidates | None = None
     vectorless: frozenset[str] = frozenset()
+    title: Candidates | None = None
     titleless: frozenset[str] = frozenset()
 
 

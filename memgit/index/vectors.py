@@ -224,14 +224,16 @@ class Vectors:
         """Embed the passages of long memories that have none yet (`memgit.index.passages`)
         and the title vectors missing (`memgit.index.titles`): every one with "all"; with
         "auto", only when at most `AUTO_EMBED_MAX` texts wait, else the background job does
-        them. Returns how many memories got passages or a title vector."""
+        them. Returns how many memories got passages (title vectors are not counted: the
+        report's `embedded` counts memories)."""
         if self.db.meta(PASSAGES_DONE) == "1":
             return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
         waiting_titles = titles.count_pending(self.conn)
         if not todo and not waiting_titles:
-            with self.db.transaction():
+            with self.db.transaction() as conn:
                 self.db.set_meta(PASSAGES_DONE, "1")
+                self.db.set_meta(titles.SHARE, f"{titles.share(conn):.4f}")
             return 0
         texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
         waiting = sum(len(t) for t in texts_of.values()) + waiting_titles
@@ -262,6 +264,7 @@ class Vectors:
             done += len(batch)
             if progress:
                 progress(done, total)
+        titled = 0
         while True:  # title vectors, a batch at a time (each batch committed: resumable)
             batch_t = titles.pending(self.conn, EMBED_BATCH)
             if not batch_t:
@@ -280,9 +283,11 @@ class Vectors:
                     stored += 1
             if not stored:
                 break  # every one changed under us: the next sync takes them
-            done += stored
+            titled += stored
             if progress:
-                progress(done, total)
+                progress(done + titled, total)
+        with self.db.transaction() as conn:
+            self.db.set_meta(titles.SHARE, f"{titles.share(conn):.4f}")
         return done
 
     def cache(self) -> VectorCache | None:
