@@ -83,6 +83,7 @@ def test_identifiers_read_as_words() -> None:
     assert titles.words("get_user_id") == "get user id"
     assert titles.words("getUserId") == "get user id"
     assert titles.words("HTTPServer") == "http server"
+    assert titles.words("été_données") == "été données" and titles.words("v2Parser") == "v2 parser"
     assert titles.words("src/_pytest/hookspec.py::pytest_report_from_serializable") == (
         "src pytest hookspec pytest report from serializable")
     text = titles.text("Optional extras", ["src/pkg/setup_tools.py::installExtras", "docs/extras.md"])

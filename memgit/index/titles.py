@@ -40,16 +40,17 @@ TABLE = (
 #: tokens (a cap, not a tuned figure: no text on the development sets reaches it).
 MAX_CHARS = 400
 
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_TOKEN = re.compile(r"[^\W_]+")
+_CASE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 
 
 def words(name: str) -> str:
     """An identifier, a path or a `path::symbol` as lower-case words: `get_user_id`,
     `getUserId` -> "get user id"; `src/_pytest/hookspec.py` -> "src pytest hookspec";
-    `HTTPServer` -> "http server"."""
+    `HTTPServer` -> "http server"; letters of any script are kept (`été_data` -> "été data")."""
     name = _EXTENSION.sub("", name.split("::")[0]) + (" " + name.split("::", 1)[1] if "::" in name else "")
-    return " ".join(part.lower() for part in _PART.findall(name))
+    return " ".join(part.lower() for token in _TOKEN.findall(name) for part in _CASE.sub(" ", token).split())
 
 
 def text(title: str, names: Iterable[str]) -> str:
