@@ -231,9 +231,9 @@ class Vectors:
         todo = passages.pending(self.conn)
         waiting_titles = titles.count_pending(self.conn)
         if not todo and not waiting_titles:
-            with self.db.transaction() as conn:
+            with self.db.transaction():
                 self.db.set_meta(PASSAGES_DONE, "1")
-                self.db.set_meta(titles.SHARE, f"{titles.share(conn):.4f}")
+                self._note_share(mode)
             return 0
         texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
         waiting = sum(len(t) for t in texts_of.values()) + waiting_titles
@@ -286,9 +286,17 @@ class Vectors:
             titled += stored
             if progress:
                 progress(done + titled, total)
-        with self.db.transaction() as conn:
-            self.db.set_meta(titles.SHARE, f"{titles.share(conn):.4f}")
+        with self.db.transaction():
+            self._note_share(mode)
         return done
+
+    def _note_share(self, mode: str) -> None:
+        """Keep the share of memories with a title vector in `meta` (inside the caller's
+        transaction): counting reads every row of two tables, so an "auto" step (a hook's
+        sync) counts only when nothing was counted yet; "all" (reindex, import, the
+        background job) counts again."""
+        if mode == "all" or self.db.meta(titles.SHARE) is None:
+            self.db.set_meta(titles.SHARE, f"{titles.share(self.conn):.4f}")
 
     def cache(self) -> VectorCache | None:
         """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""
