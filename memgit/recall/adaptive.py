@@ -8,7 +8,8 @@ code, not the memory anchored to it). So recall looks at the query first (`shape
   (at most `FEW_WORDS` plain words): anchors and keywords decide, vectors count half;
 - "mixed": anchors and several words: the configured weights as they are;
 - "question": no anchor, `FEW_WORDS` words or more: meaning decides, vectors count
-  1.5 times;
+  1.5 times, less `LANE_SHIFT` times the share of memories with a title vector (the title
+  lane, `memgit.index.titles`, then carries that part of the meaning);
 - "words": a few plain words: the configured weights.
 
 The multipliers apply to the configured `[recall] weight_*` (`MULTIPLIERS`), and `Weights`
@@ -40,9 +41,10 @@ MULTIPLIERS: dict[str, tuple[float, float, float, float]] = {
 #: A question's vector multiplier gives up this much times the share of the store that has
 #: title vectors (`memgit.index.titles.share`): 1.5 with no title lane, 1.0 with a lane for
 #: every memory, where the lane carries the rest of what a question asks in meaning.
-#: Measured on the development sets (docs/benchmarks.md): with the lane on codemem-pytest,
-#: question multipliers 1.0 / 1.5 / 2.0 gave natural R@5 0.763 / 0.740 / 0.747; on cosqa,
-#: whose titles are bare names and get no lane, 1.5 is the figure it had before the lane.
+#: Measured on the development sets (docs/benchmarks.md): with the lane (weight 0.45) on
+#: codemem-pytest, a question's vector multiplier 1.0 / 1.5 gave natural R@5 0.763 / 0.735
+#: (at lane weight 0.3, 1.0 / 1.5 / 2.0 gave 0.757 / 0.754 / 0.747); cosqa, whose titles
+#: are bare names and get no lane, keeps 1.5, the figure it had before the lane.
 LANE_SHIFT = 0.5
 KINDS = tuple(MULTIPLIERS)
 
