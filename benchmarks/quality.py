@@ -35,8 +35,9 @@ What it does, per set and state:
    through `memgit.open(repo).recall(query, k=10, min_score=0)` -> the fused ranking,
    and through `mem.index.search(query, limit=50)` -> each channel alone, ranked by
    that channel's own strengths (keyword = FTS5 bm25, vector = cosine KNN, anchor =
-   exact path/symbol keys). A channel that is unavailable for a query (None: the
-   anchor channel when the query names no path or symbol; vectors when off) scores as
+   exact path/symbol keys, title = the title lane's cosine KNN). A channel that is
+   unavailable for a query (None: the anchor channel when the query names no path or
+   symbol; vectors when off) scores as
    an empty ranking; the "avail" column counts the queries where it ran.
 4. Score with the shared scorer's own definitions (score.py's `score_query`, imported
    by path): R@1/5/10 = fraction of gold in the top k, MRR@10, NDCG@10 (binary gains),
@@ -81,7 +82,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SETS = ["codemem-pytest", "devmembench", "devmembench/round-unit", "cosqa"]
-RANKERS = ["keyword", "vector", "anchor", "fused"]
+RANKERS = ["keyword", "vector", "anchor", "title", "fused"]
 SHOWN = ["R@1", "R@5", "R@10", "MRR@10", "NDCG@10"]
 SEARCH_LIMIT = 50
 
@@ -296,7 +297,7 @@ def evaluate(name: str, set_dir: Path, work: Path, embedder: str, limit: int | N
                 runs[f"deep:{link}"][qid] = deep_ids(mem, text, [link])
                 avail[f"deep:{link}"] += 1
         found = mem.index.search(clean(text), limit=SEARCH_LIMIT)
-        for channel in ("keyword", "vector", "anchor"):
+        for channel in ("keyword", "vector", "anchor", "title"):
             ids = channel_ids(getattr(found.channels, channel))
             if ids is not None:
                 avail[channel] += 1
@@ -358,7 +359,7 @@ def print_set(result: dict) -> list[str]:
         print(f"DEGRADED: {count} of {result['queries_scored']} queries recalled without vectors for every "
               f"candidate: {why}")
     avail = result["available"]
-    print("channel available for: " + ", ".join(f"{r} {avail[r]}/{result['queries_scored']}" for r in RANKERS[:3]))
+    print("channel available for: " + ", ".join(f"{r} {avail[r]}/{result['queries_scored']}" for r in RANKERS[:4]))
     header = f"{'group':<24} {'n':>4}  {'ranker':<11}" + "".join(f"{m:>8}" for m in SHOWN)
     print(header)
     print("-" * len(header))

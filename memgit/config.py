@@ -68,6 +68,7 @@ DEFAULT_TOML = """\
 # weight_keyword = 0.5
 # weight_vector = 0.6
 # weight_anchor = 0.4
+# weight_title = 0.45       # the title lane: each memory's title and anchor names, as a vector
 # method = "minmax"         # "minmax", "rrf" or "weighted"
 
 [inject]
@@ -134,6 +135,7 @@ class Config:
     recall_weight_keyword: float = 0.5
     recall_weight_vector: float = 0.6
     recall_weight_anchor: float = 0.4
+    recall_weight_title: float = 0.45
     recall_method: str = "minmax"
     inject_k: int = 3
     inject_budget: int = 600

@@ -257,21 +257,22 @@ def test_deep_from_the_cli_and_mcp(linked: Path) -> None:
 def test_weights_are_chosen_per_query_kind(repo: Path, mem: memgit.Memgit) -> None:
     mem.remember("Settings are loaded once at start-up", entity="src/config.py::load_settings")
     cases = {
-        "src/config.py::load_settings": ("identifier", 0.5, 0.3, 0.6),
-        "why do we only load the settings once at start-up?": ("question", 0.5, 0.9, 0.4),
+        "src/config.py::load_settings": ("identifier", 0.5, 0.3, 0.6, 0.225),
+        "why do we only load the settings once at start-up?": ("question", 0.5, 0.9, 0.4, 0.45),
         "change load_settings so that it reloads the settings when the file changes": (
             "mixed",
             0.5,
             0.6,
             0.4,
+            0.45,
         ),
     }
-    for query, (kind, keyword, vector, anchor) in cases.items():
+    for query, (kind, keyword, vector, anchor, title) in cases.items():
         done = cli(repo, "recall", query, "--json", "--min-score", "0")
         assert done.returncode == 0, done.stderr
         how = json.loads(done.stdout)[0]["how"]
         assert how["query_kind"] == kind, query
-        assert how["weights"] == {"keyword": keyword, "vector": vector, "anchor": anchor}, query
+        assert how["weights"] == {"keyword": keyword, "vector": vector, "anchor": anchor, "title": title}, query
     from memgit.recall import adaptive
 
     assert adaptive.shape("settings").kind == "words"

@@ -40,7 +40,7 @@ def _store(repo: Path):  # type: ignore[no-untyped-def]
 def _base(mem) -> Weights:  # type: ignore[no-untyped-def]
     c = mem.workspace.config
     return Weights(keyword=c.recall_weight_keyword, vector=c.recall_weight_vector,
-                   anchor=c.recall_weight_anchor, method=c.recall_method)
+                   anchor=c.recall_weight_anchor, title=c.recall_weight_title, method=c.recall_method)
 
 
 def _rounds(mem, anchored: str, worded: str, n: int) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +67,8 @@ def test_without_enough_feedback_nothing_changes(repo: Path) -> None:
     expected = adaptive.weights_for("identifier", _base(mem))
     hits = mem.recall(QUERY, k=5, min_score=0)
     assert hits.how is not None and dict(hits.how.weights) == {
-        "keyword": expected.keyword, "vector": expected.vector, "anchor": expected.anchor}
+        "keyword": expected.keyword, "vector": expected.vector, "anchor": expected.anchor,
+        "title": expected.title}
     assert not learned.path(repo / ".git").exists()
     assert mem.stats()["learned_weights"] == {}
 

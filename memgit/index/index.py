@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from memgit.errors import MemgitError
-from memgit.index import changes, channels, embedjob, fts, passages
+from memgit.index import changes, channels, embedjob, fts, titles
 from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
@@ -95,12 +95,14 @@ class VectorUse:
 class Found:
     """What `Index.search` found: the three channels and the ids the query names exactly;
     `vectors`, whether the vector channel ran; `passages`, for a long memory whose passage
-    gave its vector strength, that passage's number (`memgit.index.passages`)."""
+    gave its vector strength, that passage's number (`memgit.index.passages`); `title_share`,
+    the share of the store's vectors that have a title vector (`memgit.index.titles.share`)."""
 
     channels: Channels
     exact: tuple[str, ...] = ()
     vectors: VectorUse = VectorUse()
     passages: dict[str, int] = field(default_factory=dict)
+    title_share: float = 0.0
 
 
 class Index:
@@ -381,8 +383,8 @@ class Index:
             conn.execute("DELETE FROM anchors WHERE doc = ?", (doc,))
             if vec_sha is not None and vec_sha != new_text_sha:
                 self.vectors.delete(doc)
-            elif len(m.title) + len(m.body) > passages.LONG_CHARS:
-                self.db.set_meta(PASSAGES_DONE, None)  # its passages may be out of date
+            else:
+                self.db.set_meta(PASSAGES_DONE, None)  # its passages or title vector may be out of date
         conn.execute(
             "INSERT INTO memories_fts(rowid, title, body, tags, entity) VALUES (?, ?, ?, ?, ?)",
             (doc, fts.indexed(m.title), fts.segment(m.body), fts.indexed(" ".join(m.tags)),
@@ -476,12 +478,19 @@ class Index:
             anchor = channels.anchor(conn, query, limit, where, args)
             vector = (None if query_vector is None
                       else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
+            among = [mid for found in (keyword, anchor, vector) for mid, _ in found or ()]
+            lane = (None if query_vector is None
+                    else channels.title(conn, query_vector, limit, where, args, among))
+            share = 0.0 if lane is None else titles.stored_share(self.db.meta(titles.SHARE))
             exact = channels.exact(conn, query, where, args)
-            vectorless = (frozenset() if vector is None else channels.vectorless(
-                conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
+            others = [mid for found in (keyword, anchor) for mid, _ in found or ()]
+            vectorless = frozenset() if vector is None else channels.vectorless(conn, others)
+            titleless = (frozenset() if lane is None else titles.without(
+                conn, [mid for mid in dict.fromkeys([*others, *(m for m, _ in vector or ())])
+                       if mid not in vectorless]))
         use = self.vector_use(query_vector is not None, len(vectorless))
-        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact,
-                     use, passage_of)
+        return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane,
+                              vectorless=vectorless, titleless=titleless), exact, use, passage_of, share)
 
     def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
         """Why the vector channel did not run (or ran for only some candidates)."""
@@ -600,7 +609,7 @@ class Index:
             "embedder_id": embedder_id,
             "vectors_on": reason is None,
             "vectors_reason": reason,
-            "channels": ["keyword", "anchor"] + (["vector"] if reason is None else []),
+            "channels": ["keyword", "anchor"] + (["vector", "title"] if reason is None else []),
             "embedding_in_background": job,
             "fts_tokenizer": sq.FTS_TOKENIZER + " + CJK bigrams",
             "size_bytes": self.db.size_bytes(),

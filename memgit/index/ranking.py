@@ -1,4 +1,4 @@
-"""Pure fusion of channel candidates (keyword, vector, anchor) into ranked, scored hits.
+"""Pure fusion of channel candidates (keyword, vector, anchor, title) into ranked, scored hits.
 
 Two numbers per memory, for two different jobs:
 
@@ -14,10 +14,10 @@ Two numbers per memory, for two different jobs:
   or weighted reciprocal-rank fusion ("rrf") scaled so that first in every channel is 1;
   or the relevance itself ("weighted"). It is relative to this query's candidates.
 
-A channel is available for a memory when it ran (not None) and, for the vector channel,
-when the memory has a vector: a memory written since the last embedding (e.g. brought by
-a `git pull`) is unknown to that channel, not a poor match, so both numbers are taken over
-its other channels (the weights renormalised) instead of counting its vector as 0.
+A channel is available for a memory when it ran (not None) and, for the vector and title
+channels, when the memory has that vector: a memory written since the last embedding (e.g.
+brought by a `git pull`) is unknown to them, not a poor match, so both numbers are taken
+over its other channels (the weights renormalised) instead of counting its vector as 0.
 
 No I/O, standard library only, so it can be tested exhaustively.
 """
@@ -32,7 +32,7 @@ from memgit.errors import MemgitError
 
 __all__ = ["CHANNELS", "Channels", "Ranked", "Weights", "apply_floor", "fuse"]
 
-CHANNELS = ("keyword", "vector", "anchor")
+CHANNELS = ("keyword", "vector", "anchor", "title")
 METHODS = ("minmax", "rrf", "weighted")
 
 Candidates = Sequence[tuple[str, float]]
@@ -43,7 +43,8 @@ class Weights:
     """How much each channel counts, and how their orders are fused (from the config).
 
     Vector 0.6 and anchor 0.4 are the starting design (semantic 0.6, hard information 0.4); keyword
-    0.5 and "minmax" were chosen on a coarse grid over the development sets (docs/benchmarks.md).
+    0.5 and "minmax" were chosen on a coarse grid over the development sets (docs/benchmarks.md),
+    and title 0.45 (the title lane, `memgit.index.titles`) among 0.3 / 0.45 / 0.6 on them.
     """
 
     keyword: float = 0.5
@@ -51,6 +52,7 @@ class Weights:
     anchor: float = 0.4
     method: str = "minmax"  # "minmax" | "rrf" | "weighted"
     rrf_k: int = 60
+    title: float = 0.45
 
     def __post_init__(self) -> None:
         # Weights come from a hand-edited config file: say which setting is wrong.
@@ -70,14 +72,17 @@ class Channels:
 
     None means the channel is unavailable (vectors off): it is left out of the scores.
     An empty sequence means it ran and found nothing: it still counts.
-    `vectorless` are candidates that have no vector (not embedded yet): the vector channel
-    is unavailable for them alone.
+    `vectorless` are candidates that have no vector (not embedded yet): the vector and title
+    channels are unavailable for them alone; `titleless`, candidates with a vector but no
+    title vector yet (`memgit.index.titles`): the title channel is unavailable for them.
     """
 
     keyword: Candidates | None = ()
     vector: Candidates | None = ()
     anchor: Candidates | None = ()
     vectorless: frozenset[str] = frozenset()
+    title: Candidates | None = None
+    titleless: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -136,14 +141,19 @@ def fuse(ch: Channels, w: Weights = Weights(), boosts: Mapping[str, float] | Non
             rrf[memory_id] += weight / (k + rank)
             convex[memory_id] += weight * spread
 
-    total_weight = sum(weight for _, weight in present)
-    without_vector = sum(weight for name, weight in present if name != "vector")
+    weight_of = dict(present)
+    total_weight = sum(weight_of.values())
     keyed: list[tuple[float, float, str]] = []
     for memory_id in strengths:
         boost = _boost(boosts, memory_id)
-        # Found by the vector channel means it has a vector, whatever `vectorless` says.
-        vectorless = memory_id in ch.vectorless and "vector" not in strengths[memory_id]
-        total = without_vector if vectorless else total_weight
+        # Found by a vector channel means it has that vector, whatever `vectorless` says.
+        mine = strengths[memory_id]
+        unknown: tuple[str, ...] = ()
+        if memory_id in ch.vectorless and "vector" not in mine and "title" not in mine:
+            unknown = ("vector", "title")
+        elif memory_id in ch.titleless and "title" not in mine:
+            unknown = ("title",)
+        total = sum(w for name, w in weight_of.items() if name not in unknown) if unknown else total_weight
         if total <= 0:
             keyed.append((-0.0, -0.0, memory_id))
             continue

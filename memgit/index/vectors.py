@@ -27,7 +27,7 @@ import time
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
-from memgit.index import embedjob, passages
+from memgit.index import embedjob, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.db import Database
 from memgit.index.vectorcache import VectorCache, path_for
@@ -41,9 +41,11 @@ AUTO_EMBED_MAX = 48
 EMBED_BATCH = 32
 #: Characters of a memory (and of a query) given to the embedder; it reads 128 tokens.
 EMBED_CHARS = 2000
-#: `meta` key set once every long memory's passages are embedded (cleared by any vector
-#: stored or deleted), so that a recall's "auto" step does not look for pending passages.
-PASSAGES_DONE = "passages_done"
+#: `meta` key set once every long memory's passages and every memory's title vector
+#: (`memgit.index.titles`) are embedded (cleared by any vector stored or deleted, and by any
+#: changed memory), so that a recall's "auto" step does not look for pending ones. Named
+#: anew when the title lane came: an index that had its passages still gets its titles.
+PASSAGES_DONE = "passages_titles_done"
 OFF = 'embeddings are turned off (embedder = "none")'
 #: An embedder that failed to load is tried again after this long (by a long-lived process).
 RETRY_LOAD_SECONDS = 600.0
@@ -159,6 +161,7 @@ class Vectors:
                     conn.execute("DELETE FROM vectors")
                     conn.execute("DELETE FROM vector_bits")
                     passages.clear(conn)
+                    titles.clear(conn)
                     conn.execute("UPDATE memories SET vec_sha = NULL")
                 db.set_meta("embedder_id", current[0])
                 db.set_meta("vec_dim", current[1])
@@ -176,6 +179,7 @@ class Vectors:
         self.conn.execute("DELETE FROM vector_bits WHERE doc = ?", (doc,))
         self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
         passages.delete(self.conn, doc)
+        titles.delete(self.conn, doc)
         self.db.set_meta(PASSAGES_DONE, None)
 
     def embed_pending(self, mode: str, progress: Progress | None) -> tuple[int, int]:
@@ -217,18 +221,22 @@ class Vectors:
         return embedded + (self.embed_passages(mode, progress) if left == 0 else 0), left
 
     def embed_passages(self, mode: str, progress: Progress | None) -> int:
-        """Embed the passages of long memories that have none yet (`memgit.index.passages`):
-        every one with "all"; with "auto", only when at most `AUTO_EMBED_MAX` passages wait,
-        else the background job does them. Returns how many memories got theirs."""
+        """Embed the passages of long memories that have none yet (`memgit.index.passages`)
+        and the title vectors missing (`memgit.index.titles`): every one with "all"; with
+        "auto", only when at most `AUTO_EMBED_MAX` texts wait, else the background job does
+        them. Returns how many memories got passages (title vectors are not counted: the
+        report's `embedded` counts memories)."""
         if self.db.meta(PASSAGES_DONE) == "1":
-            return 0  # nothing was embedded or deleted since every passage was: no scan
+            return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
-        if not todo:
+        waiting_titles = titles.count_pending(self.conn)
+        if not todo and not waiting_titles:
             with self.db.transaction():
                 self.db.set_meta(PASSAGES_DONE, "1")
+                self._note_share(mode)
             return 0
         texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
-        waiting = sum(len(t) for t in texts_of.values())
+        waiting = sum(len(t) for t in texts_of.values()) + waiting_titles
         if mode == "auto" and waiting > AUTO_EMBED_MAX:
             self._defer(waiting)
             return 0
@@ -236,12 +244,13 @@ class Vectors:
         if embedder is None:
             return 0
         done = 0
+        total = len(todo) + waiting_titles
         if progress:
-            progress(0, len(todo))
+            progress(0, total)
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
             texts = [text for doc, *_ in batch for text in texts_of[doc]]
-            vectors = list(embedder.embed(texts)) if texts else []
+            vectors = self._vectors(embedder, texts) if texts else []
             with self.db.transaction() as conn:
                 passages.ensure(conn)
                 at = 0
@@ -251,11 +260,43 @@ class Vectors:
                     now = conn.execute("SELECT sha FROM memories WHERE doc = ?", (doc,)).fetchone()
                     if now is None or now[0] != sha:
                         continue  # changed meanwhile: its passages are pending again
-                    passages.store(conn, doc, sha, (v.astype("float32").tobytes() for v in mine))
+                    passages.store(conn, doc, sha, mine)
             done += len(batch)
             if progress:
-                progress(done, len(todo))
+                progress(done, total)
+        titled = 0
+        while True:  # title vectors, a batch at a time (each batch committed: resumable)
+            batch_t = titles.pending(self.conn, EMBED_BATCH)
+            if not batch_t:
+                break
+            wanted = [text for _doc, text, _sha in batch_t if text]
+            made = iter(self._vectors(embedder, wanted) if wanted else [])
+            vectors = [next(made) if text else b"" for _doc, text, _sha in batch_t]
+            stored = 0
+            with self.db.transaction() as conn:
+                titles.ensure(conn)
+                for (doc, _text, sha), blob in zip(batch_t, vectors):
+                    now = conn.execute("SELECT sha FROM memories WHERE doc = ?", (doc,)).fetchone()
+                    if now is None or now[0] != sha:
+                        continue  # changed meanwhile: pending again
+                    titles.store(conn, doc, sha, blob)
+                    stored += 1
+            if not stored:
+                break  # every one changed under us: the next sync takes them
+            titled += stored
+            if progress:
+                progress(done + titled, total)
+        with self.db.transaction():
+            self._note_share(mode)
         return done
+
+    def _note_share(self, mode: str) -> None:
+        """Keep the share of memories with a title vector in `meta` (inside the caller's
+        transaction): counting reads every row of two tables, so an "auto" step (a hook's
+        sync) counts only when nothing was counted yet; "all" (reindex, import, the
+        background job) counts again."""
+        if mode == "all" or self.db.meta(titles.SHARE) is None:
+            self.db.set_meta(titles.SHARE, f"{titles.share(self.conn):.4f}")
 
     def cache(self) -> VectorCache | None:
         """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""

@@ -87,8 +87,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     floor = config.recall_min_score if min_score is None else float(min_score)
     shape = adaptive.shape(text)
     base = Weights(keyword=config.recall_weight_keyword, vector=config.recall_weight_vector,
-                   anchor=config.recall_weight_anchor, method=config.recall_method)
-    weights = adaptive.weights_for(shape.kind, base, learned)
+                   anchor=config.recall_weight_anchor, title=config.recall_weight_title,
+                   method=config.recall_method)
     when = timing.question(text)
     if sync:
         index.sync(embed="auto")
@@ -101,6 +101,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     pool = max(POOL, 3 * k)
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
+    weights = adaptive.weights_for(shape.kind, base, found.title_share, learned)
     exact = list(found.exact)
     ranked = _fused(found.channels, weights, base, floor)
     memories: dict[str, Memory] = {}
@@ -121,8 +122,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         where, args = deep_mod.where_of(include_archived, task_id, kinds)
         partners = cochange() if cochange is not None and "cochange" in links else None
         ranked = deep_mod.expand(index, ranked, where=where, args=args, links=links, cochange=partners)
-    how = How(shape.kind, {"keyword": weights.keyword, "vector": weights.vector, "anchor": weights.anchor},
-              found.vectors, deep, when.kind if when else None)
+    how = How(shape.kind, {"keyword": weights.keyword, "vector": weights.vector, "anchor": weights.anchor,
+                           "title": weights.title}, found.vectors, deep, when.kind if when else None)
 
     ordered: list[Ranked] = [Ranked(mid, 1.0, 1.0, {"exact": 1.0}) for mid in exact]
     by_id = {r.id: r for r in ranked}
@@ -163,7 +164,7 @@ def _by_time(index: Index, ranked: list[Ranked], when: timing.TimeQuestion, incl
 
 def _candidate_ids(channels: Channels) -> list[str]:
     ids: list[str] = []
-    for candidates in (channels.keyword, channels.vector, channels.anchor):
+    for candidates in (channels.keyword, channels.vector, channels.anchor, channels.title):
         ids.extend(mid for mid, _ in candidates or ())
     return list(dict.fromkeys(ids))
 
