@@ -204,8 +204,8 @@ class Index:
         scan, parsed = self._scan(full)
         report.checked = scan.checked
         if not scan:
-            if scan.cursor is not None:
-                self._write_cursor(scan.cursor)
+            if scan.cursor is not None or scan.rolled is not None:
+                self._write_cursor(scan.cursor, scan.rolled)
             return
         with self.db.transaction():
             if self.db.meta("last_sync") != seen:
@@ -215,6 +215,8 @@ class Index:
             self._apply(scan, parsed, report)
             if scan.cursor is not None:
                 self.db.set_meta("cursor", scan.cursor)
+            if scan.rolled is not None:
+                self.db.set_meta("rolled", repr(scan.rolled))
             self.db.set_meta("last_sync", str(time.time()))
 
     def _scan(self, full: bool) -> tuple[Scan, list[Parsed]]:
@@ -231,10 +233,14 @@ class Index:
                 parsed.append(item)
         return scan, parsed
 
-    def _write_cursor(self, cursor: str) -> None:
+    def _write_cursor(self, cursor: str | None, rolled: float | None) -> None:
+        """Where the rolling stat stopped and when it ran, in one statement (one write)."""
+        values = [(k, v) for k, v in (("cursor", cursor), ("rolled", None if rolled is None else repr(rolled)))
+                  if v is not None]
         self.conn.execute("PRAGMA busy_timeout = 50")  # never wait long just for the cursor
         try:
-            self.db.set_meta("cursor", cursor)
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES "
+                              + ", ".join("(?, ?)" for _ in values), [x for kv in values for x in kv])
         except self.db.driver.OperationalError:
             pass  # busy or read-only: the next call moves on from the old cursor
         finally:
@@ -482,6 +488,11 @@ class Index:
         use = self.vector_use(query_vector is not None, len(vectorless))
         return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact,
                      use, passage_of)
+
+    def prefetch(self, query: str) -> None:
+        """Start embedding `query` for the `search` that follows (see `Vectors.prefetch`);
+        call it before `sync`, which then runs while the model works."""
+        self.db.guard(lambda: self.vectors.prefetch(query.replace("\0", " ")))
 
     def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
         """Why the vector channel did not run (or ran for only some candidates)."""

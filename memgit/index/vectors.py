@@ -23,7 +23,9 @@ it stopped.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+from collections import OrderedDict
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
@@ -47,6 +49,8 @@ PASSAGES_DONE = "passages_done"
 OFF = 'embeddings are turned off (embedder = "none")'
 #: An embedder that failed to load is tried again after this long (by a long-lived process).
 RETRY_LOAD_SECONDS = 600.0
+#: Query vectors kept by text (384 floats: 1.5 KB each).
+QUERY_CACHE = 256
 
 
 def embed_text(title: str, body: str) -> str:
@@ -77,7 +81,10 @@ class Vectors:
         self._embedder: Any = None
         self._failed: str | None = None  # why the embedder could not load
         self._failed_at = 0.0  # when (time.monotonic()): a long-lived process tries again later
-        self._last: tuple[str, bytes] | None = None  # the last query and its vector
+        # Query vectors by (embedder id, text), newest last: an agent asks again (a server's
+        # recall, recall retried for a task), and embedding a query is most of a recall's time.
+        self._queries: OrderedDict[tuple[str | None, str], bytes] = OrderedDict()
+        self._ahead: _Ahead | None = None  # a query being embedded on a thread (`prefetch`)
         self._cache: VectorCache | None = None
 
     @property
@@ -149,7 +156,8 @@ class Vectors:
         current = (str(embedder.id), str(int(embedder.dim)))
         if (db.meta("embedder_id"), db.meta("vec_dim")) == current and not self._changed():
             return
-        self._last = None  # a vector from the old embedder must not be reused
+        self._queries.clear()  # a vector from the old embedder must not be reused
+        self._ahead = None
         with db.transaction() as conn:
             stored = (db.meta("embedder_id"), db.meta("vec_dim"))
             if stored != current or self._changed():
@@ -220,6 +228,10 @@ class Vectors:
         """Embed the passages of long memories that have none yet (`memgit.index.passages`):
         every one with "all"; with "auto", only when at most `AUTO_EMBED_MAX` passages wait,
         else the background job does them. Returns how many memories got theirs."""
+        if self.db.meta(passages.BITS_DONE) != "1":
+            with self.db.transaction() as conn:  # once, for passages stored before their bits were
+                passages.fill_bits(conn)
+                self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
             return 0  # nothing was embedded or deleted since every passage was: no scan
         todo = passages.pending(self.conn)
@@ -324,11 +336,46 @@ class Vectors:
         if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
             return None  # no vectors yet (all pending): the channel cannot say anything
         text = query[:EMBED_CHARS]
-        if self._last is not None and self._last[0] == text:
-            return self._last[1]  # recall asks again when a task's memories had nothing
-        blob = self._embed_query(text)
-        self._last = (text, blob) if blob is not None else None
+        key = (self.db.meta("embedder_id"), text)
+        blob = self._queries.get(key)
+        if blob is not None:
+            self._queries.move_to_end(key)
+            return blob
+        ahead, self._ahead = self._ahead, None
+        blob = ahead.result() if ahead is not None and ahead.key == key else None
+        if blob is None:
+            blob = self._embed_query(text)
+        if blob is not None:
+            self._queries[key] = blob
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
         return blob
+
+    def prefetch(self, query: str) -> None:
+        """Start embedding `query` on a thread, so that it runs while the change check and the
+        keyword and anchor channels do (the model and the warm embedder's socket let go of
+        the GIL); `query_vector` takes it. Only with the embedder already loaded (or the warm
+        embedder asked): loading it is left to `query_vector`, which may warn."""
+        if not self.on or self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+            return
+        text = query[:EMBED_CHARS]
+        stored_id = self.db.meta("embedder_id")
+        key = (stored_id, text)
+        if key in self._queries or (self._ahead is not None and self._ahead.key == key):
+            return
+        embedder = self._embedder
+        if embedder is not None:
+            def work() -> bytes | None:
+                vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
+                return vector
+        elif self.warm and stored_id and not self._changed():
+            from memgit.index import warm as warm_mod  # sockets only when a query is embedded
+
+            def work() -> bytes | None:
+                return warm_mod.query_vector(self.name, text, stored_id)
+        else:
+            return
+        self._ahead = _Ahead(key, work)
 
     def _embed_query(self, text: str) -> bytes | None:
         from memgit.index import warm as warm_mod  # sockets only when a query is embedded
@@ -348,3 +395,25 @@ class Vectors:
                 self.db.warn_once("warm", failed)
         vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
         return vector
+
+
+class _Ahead:
+    """One query embedded on a thread of its own; `result()` waits for it (None if it failed:
+    the caller embeds again, and says why if it fails again)."""
+
+    def __init__(self, key: tuple[str | None, str], work: Callable[[], bytes | None]) -> None:
+        self.key = key
+        self._work = work
+        self._value: bytes | None = None
+        self._thread = threading.Thread(target=self._run, name="memgit-query-vector", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._work()
+        except Exception:  # noqa: BLE001 - `query_vector` embeds again on this thread and reports
+            self._value = None
+
+    def result(self) -> bytes | None:
+        self._thread.join()
+        return self._value
