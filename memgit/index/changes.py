@@ -26,6 +26,14 @@ a full stat of every file cannot meet 50 ms at 100k, and the check works in two 
    a thousand files each (6-10 ms of a 2k-memory recall here).
    `sync(full=True)` (and `memgit reindex`) checks everything.
 
+memgit's own writes: a folder whose mtime moved only by the writes this process made in it
+(`memgit.store.folder.take_own_writes`: its mtime just before the first was the one the
+index holds, and each write's "after" is the next one's "before" and the folder's mtime now)
+is not listed again; only the files written are stat'ed. At 100k memories in one folder
+that listing was most of `remember`'s own time. The price, as for git's own stat data: a
+file another program creates or deletes in that folder during memgit's write or in the same
+clock tick right after it is seen at the folder's next change, or by `sync(full=True)`.
+
 A stat change is confirmed by the content hash before anything is re-parsed. Timestamps
 less than `RACY_NS` old (2 s on file systems with whole-second times) are stored as
 unknown, so a change made in the same clock tick as a scan is still seen next time (git's
@@ -50,7 +58,7 @@ from memgit.errors import MemgitError
 from memgit.memory import format as fmt
 from memgit.memory import lenient
 from memgit.memory.format import Memory, is_memory_file
-from memgit.store.folder import Store
+from memgit.store.folder import OwnWrite, Store, take_own_writes
 
 if TYPE_CHECKING:
     from memgit.index.db import Database
@@ -60,7 +68,7 @@ ROLLING_FILES = 1000
 #: At least this many (a store this size is checked in full on every call), ~0.7 ms.
 ROLLING_MIN = 100
 #: The rolling stat covers the whole store once in this many seconds of calls (see above).
-ROLLING_WINDOW_S = 1.0
+ROLLING_WINDOW_S = 5.0
 #: In a changed folder of more files than this, only new inode numbers are stat'ed (see above).
 STAT_ALL_MAX = 20_000
 #: Timestamps younger than this may still change within the same clock tick: trust them
@@ -109,6 +117,17 @@ def racy(mtime_ns: int, now_ns: int) -> int:
     return -1 if now_ns - mtime_ns < window else mtime_ns
 
 
+def _only_own(own: list[OwnWrite], rel_dir: str, known: int, current: int) -> list[str] | None:
+    """The files of `rel_dir` this process wrote, when its writes alone moved the folder's
+    mtime from `known` (what the index holds; -1, racy, is never trusted) to `current`; else None."""
+    chain = [w for w in own if dir_of(w.rel) == rel_dir]
+    if not chain or known == -1 or chain[0].before != known or chain[-1].after != current:
+        return None
+    if any(a.after != b.before for a, b in zip(chain, chain[1:])):
+        return None
+    return list(dict.fromkeys(w.rel for w in chain))
+
+
 def stat(path: Path | str) -> Stat | None:
     try:
         st = os.stat(path)
@@ -134,6 +153,7 @@ class Detector:
         """What changed; `full` lists every folder and stats every file."""
         now = time.time_ns()
         scan = Scan()
+        own = take_own_writes(self.root)
         known_dirs = dict(self.conn.execute("SELECT rel, mtime_ns FROM dirs").fetchall())
         if full or "" not in known_dirs:
             self._scan_dir("", scan, now, {}, stat_all=True)  # every folder, recursively
@@ -149,8 +169,20 @@ class Detector:
             except OSError:
                 self._dir_gone(rel_dir, scan)
                 continue
-            if current != mtime:
+            if current == mtime:
+                continue
+            mine = _only_own(own, rel_dir, mtime, current)
+            if mine is None:
                 self._scan_dir(rel_dir, scan, now, known_dirs, stat_all=False)
+                continue
+            scan.dirs[rel_dir] = racy(current, now)
+            for rel in mine:
+                now_stat = stat(self.root / rel)
+                scan.checked += 1
+                if now_stat is None:
+                    scan.removed.add(rel)
+                else:
+                    scan.changed[rel] = now_stat
         self._rolling(scan)
         return scan
 
