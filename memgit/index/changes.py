@@ -175,7 +175,9 @@ class Detector:
             if mine is None:
                 self._scan_dir(rel_dir, scan, now, known_dirs, stat_all=False)
                 continue
-            scan.dirs[rel_dir] = racy(current, now)
+            # Kept even when young: a change by someone else in the same clock tick as memgit's
+            # own write is the window the module docstring names, trusted or not.
+            scan.dirs[rel_dir] = current
             for rel in mine:
                 now_stat = stat(self.root / rel)
                 scan.checked += 1
