@@ -470,21 +470,32 @@ class Index:
         query = query.replace("\0", " ")
         where, args = channels.filter_sql(include_archived, task_id, kinds)
         limit = max(1, min(int(limit), 1000))
-        query_vector = self.vectors.query_vector(query)  # may load the model: before the snapshot
+        # A query embedded on a thread (`prefetch`) is taken after the keyword and anchor
+        # channels, which run meanwhile; else it is embedded now (this may load the model:
+        # before the snapshot).
+        ahead = self.vectors.ahead(query)
+        query_vector = None if ahead else self.vectors.query_vector(query)
         if self._qtok is not self.conn:
             channels.prepare(self.conn)
             self._qtok = self.conn
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
         passage_of: dict[str, int] = {}
+        failed = False
         with self.db.snapshot() as conn:
             keyword = channels.keyword(conn, query, limit, where, args)
             anchor = channels.anchor(conn, query, limit, where, args)
-            vector = (None if query_vector is None
-                      else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
-            exact = channels.exact(conn, query, where, args)
-            vectorless = (frozenset() if vector is None else channels.vectorless(
-                conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
+            if ahead:
+                query_vector = self.vectors.taken(query)
+                failed = query_vector is None
+            if not failed:
+                vector = (None if query_vector is None
+                          else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
+                exact = channels.exact(conn, query, where, args)
+                vectorless = (frozenset() if vector is None else channels.vectorless(
+                    conn, [mid for found in (keyword, anchor) for mid, _ in found or ()]))
+        if failed:  # the thread failed: again, embedding on this thread before the snapshot
+            return self._search(query, limit, include_archived, task_id, kinds)
         use = self.vector_use(query_vector is not None, len(vectorless))
         return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, vectorless=vectorless), exact,
                      use, passage_of)

@@ -341,15 +341,32 @@ class Vectors:
         if blob is not None:
             self._queries.move_to_end(key)
             return blob
-        ahead, self._ahead = self._ahead, None
-        blob = ahead.result() if ahead is not None and ahead.key == key else None
+        blob = self.taken(query)
         if blob is None:
             blob = self._embed_query(text)
+            self._keep(key, blob)
+        return blob
+
+    def ahead(self, query: str) -> bool:
+        """Whether `query` is being embedded on a thread (`prefetch`) or is kept already."""
+        ahead = self._ahead
+        return ahead is not None and ahead.key[1] == query[:EMBED_CHARS]
+
+    def taken(self, query: str) -> bytes | None:
+        """The vector `prefetch` computed for `query` (waiting for its thread), or None: none
+        was started for it, or it failed. Touches no database and loads nothing."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None or ahead.key[1] != query[:EMBED_CHARS]:
+            return None
+        blob = ahead.result()
+        self._keep(ahead.key, blob)
+        return blob
+
+    def _keep(self, key: tuple[str | None, str], blob: bytes | None) -> None:
         if blob is not None:
             self._queries[key] = blob
             while len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
-        return blob
 
     def prefetch(self, query: str) -> None:
         """Start embedding `query` on a thread, so that it runs while the change check and the
