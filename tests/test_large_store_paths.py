@@ -238,3 +238,28 @@ def test_a_query_is_embedded_once_on_its_own_thread_and_kept(repo: Path, monkeyp
         assert answers[0] == answers[2] and answers[1] == answers[3]
         assert [q for q, _ in HashEmbedder.queries] == asked[:2]  # each text embedded once
         assert all(thread == "memgit-query-vector" for _, thread in HashEmbedder.queries)
+
+
+class ThreadShyEmbedder(HashEmbedder):
+    """Fails on the prefetch thread for a query saying "flaky" (as a warm embedder's socket
+    might), works on the caller's thread."""
+
+    id = "hash-32-shy"
+
+    def embed_query(self, text: str) -> Any:
+        if "flaky" in text and threading.current_thread().name == "memgit-query-vector":
+            raise OSError("the thread could not embed")
+        return super().embed_query(text)
+
+
+def test_a_query_whose_thread_failed_is_embedded_again_and_recall_still_uses_vectors(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", f"{__name__}:ThreadShyEmbedder")
+    seeded_store(repo, 12)
+    with memgit.open(repo, warn=lambda m: None) as mem:
+        mem.index.sync(embed="all")
+        mem.recall("warm up the embedder")
+        HashEmbedder.queries.clear()
+        hits = mem.recall("flaky notes on topic three", min_score=0)
+        assert hits.how is not None and hits.how.vectors.state == "used"
+        assert HashEmbedder.queries == [("flaky notes on topic three", "MainThread")]
