@@ -263,3 +263,24 @@ def test_a_query_whose_thread_failed_is_embedded_again_and_recall_still_uses_vec
         hits = mem.recall("flaky notes on topic three", min_score=0)
         assert hits.how is not None and hits.how.vectors.state == "used"
         assert HashEmbedder.queries == [("flaky notes on topic three", "MainThread")]
+
+
+def test_an_anchor_under_a_folder_that_is_gone_costs_no_realpath(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memgit.git import codeprint
+
+    (repo / "src").mkdir()
+    (repo / "src" / "here.py").write_text("x = 1\n")
+    (repo / "linked").symlink_to(repo / "src")
+    calls: list[str] = []
+    real = os.path.realpath
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    assert codeprint.inside(repo, "gone/deeper/mod_7.py") is None
+    assert calls == []
+    assert codeprint.inside(repo, "src/here.py") == repo / "src" / "here.py"
+    assert codeprint.inside(repo, "linked/here.py") is not None  # a link on the way is still followed
