@@ -284,3 +284,17 @@ def test_an_anchor_under_a_folder_that_is_gone_costs_no_realpath(
     assert calls == []
     assert codeprint.inside(repo, "src/here.py") == repo / "src" / "here.py"
     assert codeprint.inside(repo, "linked/here.py") is not None  # a link on the way is still followed
+
+
+def test_the_index_entries_of_one_memory_are_asked_of_git_by_path_not_by_folder(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from memgit.git import repo as gitrepo
+
+    seeded_store(repo, 6)
+    trace = tmp_path / "git-trace.txt"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    found = gitrepo.index_entries(gitrepo.find(repo), [".memory/n002.md", ".memory/new.md"])
+    assert found[".memory/new.md"] is None and (found[".memory/n002.md"] or "").startswith("100644 ")
+    runs = [line for line in trace.read_text().splitlines() if "ls-files" in line]
+    assert len(runs) == 1
+    assert runs[0].split(" -- ", 1)[1].split() == [".memory/n002.md", ".memory/new.md"]  # the paths, not their folder

@@ -149,8 +149,9 @@ class Detector:
         self.root = Path(store.root)
         self.rolling = ROLLING_FILES
 
-    def detect(self, full: bool = False) -> Scan:
-        """What changed; `full` lists every folder and stats every file."""
+    def detect(self, full: bool = False, *, rolling: bool = True) -> Scan:
+        """What changed; `full` lists every folder and stats every file; without `rolling`,
+        no file is stat'ed for in-place edits."""
         now = time.time_ns()
         scan = Scan()
         own = take_own_writes(self.root)
@@ -185,7 +186,8 @@ class Detector:
                     scan.removed.add(rel)
                 else:
                     scan.changed[rel] = now_stat
-        self._rolling(scan)
+        if rolling:
+            self._rolling(scan)
         return scan
 
     def _scan_dir(self, rel_dir: str, scan: Scan, now: int, known_dirs: dict[str, int],

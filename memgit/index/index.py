@@ -153,21 +153,23 @@ class Index:
     # -- sync ------------------------------------------------------------------------------
 
     def sync(self, *, embed: str = "auto", progress: Progress | None = None,
-             full: bool = False) -> SyncReport:
+             full: bool = False, rolling: bool = True) -> SyncReport:
         """Bring the index in step with the files; see the module docstring.
 
         `embed`: "auto" embeds pending memories when there are at most `AUTO_EMBED_MAX` of
         them (else starts the background job of `memgit.embedjob` for an index opened with
         `background=True`, or warns once and leaves them to `memgit reindex`), "all" embeds every
         pending memory in committed batches (resumable) calling `progress(done, total)`,
-        "none" never embeds. `full=True` stats every file instead of trusting folder mtimes.
+        "none" never embeds. `full=True` stats every file instead of trusting folder mtimes;
+        `rolling=False` leaves out the rolling stat for in-place edits (right after memgit's own
+        write, which is all such a sync is for).
         """
         if embed not in ("auto", "all", "none"):
             raise MemgitError(f"embed must be auto, all or none, not {embed!r}")
         started = time.perf_counter()
         report = SyncReport(full=full)
         try:
-            self.db.guard(lambda: self._sync_files(report, full))
+            self.db.guard(lambda: self._sync_files(report, full, rolling))
         except self.db.driver.Error as exc:  # busy past the timeout, read-only: answer from what we have
             self.db.warn_once(f"sync:{exc}",
                               f"could not update the index ({exc}); answering from the last update")
@@ -199,9 +201,9 @@ class Index:
             except self.db.driver.Error as exc:
                 self.db.warn_once(f"embed:{exc}", f"could not store vectors ({exc})")
 
-    def _sync_files(self, report: SyncReport, full: bool) -> None:
+    def _sync_files(self, report: SyncReport, full: bool, rolling: bool = True) -> None:
         seen = self.db.meta("last_sync")  # moves with every sync any process applies
-        scan, parsed = self._scan(full)
+        scan, parsed = self._scan(full, rolling)
         report.checked = scan.checked
         if not scan:
             if scan.cursor is not None or scan.rolled is not None:
@@ -211,7 +213,7 @@ class Index:
             if self.db.meta("last_sync") != seen:
                 # Another process applied a sync since this scan began: the scan may hold what
                 # that one has since undone. Look again, now that no one else can write.
-                scan, parsed = self._scan(full)
+                scan, parsed = self._scan(full, rolling)
             self._apply(scan, parsed, report)
             if scan.cursor is not None:
                 self.db.set_meta("cursor", scan.cursor)
@@ -219,9 +221,9 @@ class Index:
                 self.db.set_meta("rolled", repr(scan.rolled))
             self.db.set_meta("last_sync", str(time.time()))
 
-    def _scan(self, full: bool) -> tuple[Scan, list[Parsed]]:
+    def _scan(self, full: bool, rolling: bool = True) -> tuple[Scan, list[Parsed]]:
         """What changed in the folder, and the changed files parsed (a file gone is removed)."""
-        scan = changes.Detector(self.db, self.store).detect(full)
+        scan = changes.Detector(self.db, self.store).detect(full, rolling=rolling)
         now = time.time_ns()
         parsed: list[Parsed] = []
         detector = changes.Detector(self.db, self.store)

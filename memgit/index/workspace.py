@@ -132,7 +132,7 @@ class Workspace:
         the folder as the index left it."""
         index = self._index
         if index is not None and not index.in_memory:
-            index.sync(embed="none")
+            index.sync(embed="none", rolling=False)
 
     def load(self) -> list[Memory]:
         """Every memory, parsed from the files; each file skipped is said once."""
