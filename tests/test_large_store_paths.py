@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ class HashEmbedder:
 
     id = "hash-32"
     dim = 32
-    queries: list[tuple[str, str]] = []  # (query, thread name)
+    queries: ClassVar[list[tuple[str, str]]] = []  # (query, thread name)
 
     def _one(self, text: str) -> Any:
         seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "big")
