@@ -3,6 +3,11 @@
 
     nice -n 10 python benchmarks/agent_paths.py [--hook-size 1000] [--recall-size 2000]
         [--remember-size 5000] [--runs 11] [--queries 40] [--no-minilm] [--only ROW ...]
+        [--keep DIR]
+
+With `--keep DIR` the recall and remember stores (and their index) are built once in DIR and
+reused by later runs: building 100k memories (generated, committed with `git fast-import`,
+indexed) takes minutes; a kept one, none.
 
 Rows (sizes are options; the defaults are modest, the targets were set at 1k / 6-10k / 10k / 100k):
 
@@ -299,15 +304,7 @@ def recall_rows(args: argparse.Namespace, tmp: Path) -> list[tuple]:
         return []
     mcp_bench = _load("mcp", "mcp_bench")  # not "mcp": that is the SDK; puts the stand-in embedder's folder on sys.path
     n = args.recall_size
-    log(f"building a store of {n} memories for recall")
-    gen = speed.Generator(n)
-    memories = [gen.memory(i) for i in range(n)]
-    queries = gen.queries(memories, args.queries)
-    repo = tmp / "recall" / "repo"
-    speed.make_repo(repo, n, memories)
-    speed.git(repo, "config", "user.name", "bench")
-    speed.git(repo, "config", "user.email", "bench@example.invalid")
-    del memories
+    repo, queries = built_store(Path(args.keep) if args.keep else tmp, "recall", n, args.queries)
     rows: list[tuple] = []
     if "recall" in wanted:
         fts = speed.fts5_baseline(repo / ".memory", queries)["p50_ms"]
@@ -331,13 +328,44 @@ def recall_rows(args: argparse.Namespace, tmp: Path) -> list[tuple]:
     return rows
 
 
+def _head(repo: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def built_store(base: Path, name: str, n: int, n_queries: int) -> tuple[Path, list[str]]:
+    """A repository of `n` generated memories (speed.py's generator, one commit) at
+    `base/<name>-<n>/repo`, and `n_queries` queries; with --keep, a store built by an earlier
+    run is used as it is (its index too), so only the first run pays for building it."""
+    folder = base / f"{name}-{n}"
+    repo, saved = folder / "repo", folder / "queries.json"
+    if saved.exists() and repo.is_dir():
+        queries = json.loads(saved.read_text())
+        if len(queries) >= n_queries:
+            log(f"using the store of {n} memories kept in {folder}")
+            return repo, queries[:n_queries]
+    shutil.rmtree(folder, ignore_errors=True)
+    log(f"building a store of {n} memories for {name} (once with --keep)")
+    started = time.perf_counter()
+    gen = speed.Generator(n)
+    memories = [gen.memory(i) for i in range(n)]
+    queries = gen.queries(memories, max(n_queries, 1))
+    speed.make_repo(repo, n, memories)
+    del memories
+    speed.git(repo, "config", "user.name", "bench")
+    speed.git(repo, "config", "user.email", "bench@example.invalid")
+    saved.write_text(json.dumps(queries))  # last: a store without it is built again
+    log(f"built in {time.perf_counter() - started:.0f} s")
+    return repo, queries[:n_queries]
+
+
 def in_process_recall(repo: Path, queries: list[str]) -> float:
     import memgit
 
     os.environ.update(MEMGIT_INDEX_EMBEDDER=speed.STANDIN, MEMGIT_INDEX_WARM="0", MEMGIT_INDEX_BACKGROUND="0")
     warnings: list[str] = []
     with memgit.open(repo, warn=warnings.append) as mem:
-        mem.reindex()
+        mem.index.sync(embed="all")  # everything on a new store; nothing on one kept from a run before
         index = mem.index
         if not index.vectors.on or index.vectors.pending():
             raise Refused(f"vectors degraded: {index.vectors.reason() or 'memories pending'}")
@@ -360,20 +388,18 @@ def remember_row(args: argparse.Namespace, tmp: Path) -> list[tuple]:
     if "remember" not in args.only:
         return []
     n = args.remember_size
-    log(f"building a store of {n} memories for remember")
-    gen = speed.Generator(n)
-    repo = tmp / "remember" / "repo"
-    speed.make_repo(repo, n, [gen.memory(i) for i in range(n)])
-    speed.git(repo, "config", "user.name", "bench")
-    speed.git(repo, "config", "user.email", "bench@example.invalid")
+    repo, _ = built_store(Path(args.keep) if args.keep else tmp, "remember", n, 0)
     label = f"remember, {n} memories, memgit's own time"
+    base = _head(repo)
     try:
         r = speed.measure_remember(repo, 7)
+        added = int(subprocess.run(["git", "rev-list", "--count", f"{base}..HEAD"], cwd=repo,
+                                   capture_output=True, text=True, check=False).stdout.strip() or 0)
     except Exception as exc:  # noqa: BLE001 - refused, with its reason
         return [("remember", label, None, f"{type(exc).__name__}: {exc}"[:200])]
-    added = int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True,
-                               text=True, check=False).stdout.strip() or 0)
-    if added < 1 + 7 + 7:  # the generated commit, 7 baseline commits, 7 of remember's
+    finally:
+        speed.git(repo, "reset", "-q", "--hard", base)  # the kept store as it was built, for the next run
+    if added < 7 + 7:  # 7 baseline commits, 7 of remember's
         return [("remember", label, None, "remember did not commit every memory")]
     detail = (f"{r['remember_own_ms']:.0f} ms own (+{r['remember_in_git_ms']:.0f} ms in git) "
               f"/ git add+commit --only {r['git_commit_ms']:.0f} ms")
@@ -391,7 +417,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-minilm", action="store_true", help="skip the rows that need the real model")
     ap.add_argument("--only", nargs="+", choices=ROWS, default=list(ROWS))
     ap.add_argument("--json", metavar="OUT", help="also write every row as JSON here")
+    ap.add_argument("--keep", metavar="DIR", help="build the recall and remember stores here and reuse them "
+                    "(and their index) on later runs")
     args = ap.parse_args(argv)
+    if args.keep:
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="memgit-agent-paths-"))
     try:
         env = child_env(tmp)

@@ -10,8 +10,9 @@ and files that are code anchors (`src/<pkg>/mod_17.py::Class.method`), tags, 10 
 task id, 40-200 word bodies whose words come from a fixed, seeded vocabulary (a Zipf mix of
 common English, programming words and made-up identifiers) with paths, symbols and
 snake_case names in backticks. The files are written directly in memgit's format (front
-matter + Markdown; a sample is checked with memgit's own parser) and committed in one
-`git commit`. Q queries (natural, anchor, mixed; 60 by default) are generated from the
+matter + Markdown; a sample is checked with memgit's own parser) and committed as one
+commit through `git fast-import` (one pack: no `gc --auto` of 100k loose objects running
+beside the measurements). Q queries (natural, anchor, mixed; 60 by default) are generated from the
 same vocabulary and memories.
 
 Measured (medians; times are wall clock on whatever else the machine runs):
@@ -261,6 +262,36 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+def commit_folder(repo: Path, folder: str, message: str) -> None:
+    """Commit every file under `folder` as one commit through `git fast-import`, then make git's
+    index match: one pack instead of N loose objects, so git starts no `gc --auto` that would
+    repack 100k objects on both cores while the benchmark measures (`git add` of 100k files
+    leaves them loose and triggers it)."""
+    env = dict(os.environ, GIT_AUTHOR_NAME="memgit bench", GIT_AUTHOR_EMAIL="bench@example.invalid",
+               GIT_COMMITTER_NAME="memgit bench", GIT_COMMITTER_EMAIL="bench@example.invalid")
+    branch = subprocess.run(["git", "symbolic-ref", "HEAD"], cwd=repo, env=env, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=repo, env=env,
+                            stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    write = proc.stdin.write
+    stamp = int(time.time())
+    write(f"commit {branch}\ncommitter memgit bench <bench@example.invalid> {stamp} +0000\n".encode())
+    data = message.encode()
+    write(b"data %d\n%s\n" % (len(data), data))
+    root = repo / folder
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            body = path.read_bytes()
+            rel = path.relative_to(repo).as_posix()
+            write(b"M 100644 inline %s\ndata %d\n%s\n" % (rel.encode(), len(body), body))
+    write(b"\ndone\n")
+    proc.stdin.close()
+    if proc.wait():
+        sys.exit("git fast-import failed")
+    git(repo, "reset", "-q")  # git's index from the new commit (hashes each file once to refresh)
+
+
 def make_repo(repo: Path, n: int, memories: list[dict]) -> dict[str, str]:
     """Write the files directly and commit them once; returns id -> file name."""
     from memgit.config import DEFAULT_TOML
@@ -281,8 +312,7 @@ def make_repo(repo: Path, n: int, memories: list[dict]) -> dict[str, str]:
         parsed, problems = check((folder / names[m["id"]]).read_text("utf-8"), names[m["id"]])
         if parsed is None or problems or parsed.id != m["id"] or parsed.entity != m["entity"]:
             sys.exit(f"generated file {names[m['id']]} does not parse: {problems}")
-    git(repo, "add", "-A", ".memory")
-    git(repo, "commit", "-q", "-m", f"memory: {n} generated memories")
+    commit_folder(repo, ".memory", f"memory: {n} generated memories")
     return names
 
 

@@ -222,6 +222,11 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
         if plain is None:
             try:
                 plain = seen[folder] = stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
+            except (FileNotFoundError, NotADirectoryError):
+                # Nothing there, not even a link: no file below it. Not kept in `seen` (it may
+                # appear later in a long-lived process), and no `realpath` of the whole path,
+                # which cost a recall ~1 ms per anchor to a deleted file.
+                return None
             except (OSError, ValueError):
                 plain = seen[folder] = False
         if not plain:

@@ -273,8 +273,11 @@ def index_entries(repo: Repo, rel: Sequence[str]) -> dict[str, str | None]:
     entries: dict[str, str | None] = {r.replace(os.sep, "/"): None for r in rel}
     if not entries:
         return entries
-    # ls-files takes no pathspec file: ask for the few folders that hold the paths.
-    listed = _run(["ls-files", "--stage", "-z", "--", *_folders(entries)], repo.root)
+    # A few paths go in argv as they are (literal pathspecs): listing their folder would read
+    # 100k entries for one memory at 100k. ls-files takes no pathspec file, so for many paths
+    # (an import) it lists the few folders that hold them.
+    wanted = list(entries) if len(entries) <= ARGV_PATHS else _folders(entries)
+    listed = _run(["ls-files", "--stage", "-z", "--", *wanted], repo.root)
     if listed.returncode != 0:
         raise MemgitError(f"git ls-files failed: {listed.stderr.strip()}")
     for line in listed.stdout.split("\0"):

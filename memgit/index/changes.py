@@ -15,11 +15,24 @@ a full stat of every file cannot meet 50 ms at 100k, and the check works in two 
    rows) against ~600 ms with a stat of every file. The price: a file deleted and
    re-created (as `git checkout` does) that gets its old inode number back, which
    happens on ext4, is left to part 2 in such a folder.
-2. A rolling stat of `ROLLING_FILES` indexed files per call (a cursor kept in the `meta`
-   table) for edits made in place, which leave the folder's mtime and the inode alone. A store of up to
-   `ROLLING_FILES` files is checked completely on every call; a bigger one notices an
-   in-place edit within ceil(N / ROLLING_FILES) calls (10 at 10k, 100 at 100k).
+2. A rolling stat of indexed files (a cursor kept in the `meta` table) for edits made in
+   place, which leave the folder's mtime and the inode alone, paced by the clock: a call
+   stats the share of the store that the time since the last rolling stat (any process's;
+   `meta` `rolled`) is of `ROLLING_WINDOW_S`, at least `ROLLING_MIN` and at most
+   `ROLLING_FILES` files. A store of up to `ROLLING_MIN` files is checked completely on every
+   call. So an in-place edit is seen by the first call `ROLLING_WINDOW_S` after it, or within
+   ceil(N / ROLLING_FILES) calls (10 at 10k, 100 at 100k), whichever comes first; calls that
+   follow each other closely (a server answering an agent, a loop of recalls) no longer stat
+   a thousand files each (6-10 ms of a 2k-memory recall here).
    `sync(full=True)` (and `memgit reindex`) checks everything.
+
+memgit's own writes: a folder whose mtime moved only by the writes this process made in it
+(`memgit.store.folder.take_own_writes`: its mtime just before the first was the one the
+index holds, and each write's "after" is the next one's "before" and the folder's mtime now)
+is not listed again; only the files written are stat'ed. At 100k memories in one folder
+that listing was most of `remember`'s own time. The price, as for git's own stat data: a
+file another program creates or deletes in that folder during memgit's write or in the same
+clock tick right after it is seen at the folder's next change, or by `sync(full=True)`.
 
 A stat change is confirmed by the content hash before anything is re-parsed. Timestamps
 less than `RACY_NS` old (2 s on file systems with whole-second times) are stored as
@@ -45,13 +58,17 @@ from memgit.errors import MemgitError
 from memgit.memory import format as fmt
 from memgit.memory import lenient
 from memgit.memory.format import Memory, is_memory_file
-from memgit.store.folder import Store
+from memgit.store.folder import OwnWrite, Store, take_own_writes
 
 if TYPE_CHECKING:
     from memgit.index.db import Database
 
-#: Files stat'ed per call for in-place edits (5-7 ms here); a store this size is checked in full.
+#: At most this many files stat'ed per call for in-place edits (5-7 ms here).
 ROLLING_FILES = 1000
+#: At least this many (a store this size is checked in full on every call), ~0.7 ms.
+ROLLING_MIN = 100
+#: The rolling stat covers the whole store once in this many seconds of calls (see above).
+ROLLING_WINDOW_S = 5.0
 #: In a changed folder of more files than this, only new inode numbers are stat'ed (see above).
 STAT_ALL_MAX = 20_000
 #: Timestamps younger than this may still change within the same clock tick: trust them
@@ -72,6 +89,7 @@ class Scan:
     dirs: dict[str, int] = field(default_factory=dict)  # folder -> mtime_ns (-1: racy)
     dirs_removed: set[str] = field(default_factory=set)
     cursor: str | None = None  # where the rolling check stopped, when it did not do all
+    rolled: float | None = None  # when the rolling check ran (time.time()), when it ran paced
     checked: int = 0  # files stat'ed
 
     def __bool__(self) -> bool:
@@ -99,6 +117,17 @@ def racy(mtime_ns: int, now_ns: int) -> int:
     return -1 if now_ns - mtime_ns < window else mtime_ns
 
 
+def _only_own(own: list[OwnWrite], rel_dir: str, known: int, current: int) -> list[str] | None:
+    """The files of `rel_dir` this process wrote, when its writes alone moved the folder's
+    mtime from `known` (what the index holds; -1, racy, is never trusted) to `current`; else None."""
+    chain = [w for w in own if dir_of(w.rel) == rel_dir]
+    if not chain or known == -1 or chain[0].before != known or chain[-1].after != current:
+        return None
+    if any(a.after != b.before for a, b in zip(chain, chain[1:])):
+        return None
+    return list(dict.fromkeys(w.rel for w in chain))
+
+
 def stat(path: Path | str) -> Stat | None:
     try:
         st = os.stat(path)
@@ -120,10 +149,12 @@ class Detector:
         self.root = Path(store.root)
         self.rolling = ROLLING_FILES
 
-    def detect(self, full: bool = False) -> Scan:
-        """What changed; `full` lists every folder and stats every file."""
+    def detect(self, full: bool = False, *, rolling: bool = True) -> Scan:
+        """What changed; `full` lists every folder and stats every file; without `rolling`,
+        no file is stat'ed for in-place edits."""
         now = time.time_ns()
         scan = Scan()
+        own = take_own_writes(self.root)
         known_dirs = dict(self.conn.execute("SELECT rel, mtime_ns FROM dirs").fetchall())
         if full or "" not in known_dirs:
             self._scan_dir("", scan, now, {}, stat_all=True)  # every folder, recursively
@@ -139,9 +170,24 @@ class Detector:
             except OSError:
                 self._dir_gone(rel_dir, scan)
                 continue
-            if current != mtime:
+            if current == mtime:
+                continue
+            mine = _only_own(own, rel_dir, mtime, current)
+            if mine is None:
                 self._scan_dir(rel_dir, scan, now, known_dirs, stat_all=False)
-        self._rolling(scan)
+                continue
+            # Kept even when young: a change by someone else in the same clock tick as memgit's
+            # own write is the window the module docstring names, trusted or not.
+            scan.dirs[rel_dir] = current
+            for rel in mine:
+                now_stat = stat(self.root / rel)
+                scan.checked += 1
+                if now_stat is None:
+                    scan.removed.add(rel)
+                else:
+                    scan.changed[rel] = now_stat
+        if rolling:
+            self._rolling(scan)
         return scan
 
     def _scan_dir(self, rel_dir: str, scan: Scan, now: int, known_dirs: dict[str, int],
@@ -199,17 +245,20 @@ class Detector:
     def _rolling(self, scan: Scan) -> None:
         """Stat the next `self.rolling` indexed files, for edits made in place."""
         n_files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
-        if n_files <= self.rolling:
+        budget = self.budget(n_files)
+        if budget >= n_files:
             rows = self.conn.execute("SELECT rel, size, mtime_ns, dir FROM files").fetchall()
         else:
             rows = self.conn.execute(
                 "SELECT rel, size, mtime_ns, dir FROM files WHERE rel > ? ORDER BY rel LIMIT ?",
-                (self.db.meta("cursor") or "", self.rolling)).fetchall()
-            if len(rows) < self.rolling:  # wrap around
+                (self.db.meta("cursor") or "", budget)).fetchall()
+            if len(rows) < budget:  # wrap around
                 rows += self.conn.execute(
                     "SELECT rel, size, mtime_ns, dir FROM files ORDER BY rel LIMIT ?",
-                    (self.rolling - len(rows),)).fetchall()
+                    (budget - len(rows),)).fetchall()
             scan.cursor = rows[-1][0] if rows else ""
+        if n_files > min(ROLLING_MIN, self.rolling):
+            scan.rolled = time.time()
         # The loop runs 1,000 times a recall: `rel` is relative and clean, so no os.path.join
         # (a third of the stat's cost), and no look-ups in `scan` when it holds nothing.
         root = str(self.root) + os.sep
@@ -229,6 +278,20 @@ class Detector:
             if st.st_size != size or st.st_mtime_ns != mtime_ns:
                 changed[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
         scan.checked += checked
+
+    def budget(self, n_files: int) -> int:
+        """How many files this call's rolling stat takes (see the module docstring)."""
+        low = min(ROLLING_MIN, self.rolling)
+        if n_files <= low:
+            return n_files
+        try:
+            elapsed = time.time() - float(self.db.meta("rolled") or 0.0)
+        except ValueError:
+            elapsed = ROLLING_WINDOW_S
+        if elapsed < 0:  # the clock went back: take the most
+            elapsed = ROLLING_WINDOW_S
+        paced = -(-n_files * min(elapsed, ROLLING_WINDOW_S) // ROLLING_WINDOW_S)
+        return int(max(low, min(self.rolling, paced)))
 
     def read(self, rel: str, st: Stat, now: int) -> Parsed | None:
         """Read and parse one file (`st` from before the read); None if it vanished."""

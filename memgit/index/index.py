@@ -37,7 +37,7 @@ from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
 from memgit.index.ranking import Channels
-from memgit.index.vectors import PASSAGES_DONE, Vectors, embed_text, text_sha
+from memgit.index.vectors import PASSAGES_DONE, Vectors, VectorUse, embed_text, text_sha
 from memgit.memory import format as fmt
 from memgit.memory.anchors import extract_anchors, normalize_anchor
 from memgit.memory.format import Memory
@@ -69,26 +69,6 @@ class SyncReport:
     @property
     def touched(self) -> int:
         return self.added + self.changed + self.removed
-
-
-@dataclass(frozen=True)
-class VectorUse:
-    """Whether a search used vectors and, if not (or not for every candidate), why.
-
-    `state`: "used"; "partial" (used, but some candidates have no vector yet); "pending" (no
-    memory has a vector yet); "disabled" (embedder "none"); "failed" (the embedder could not
-    load); "unavailable" (sqlite-vec missing, the index in memory). `detail` says it in words.
-    """
-
-    state: str = "used"
-    detail: str | None = None
-
-    @property
-    def used(self) -> bool:
-        return self.state in ("used", "partial")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"used": self.used, "state": self.state, **({"why": self.detail} if self.detail else {})}
 
 
 @dataclass(frozen=True)
@@ -155,21 +135,23 @@ class Index:
     # -- sync ------------------------------------------------------------------------------
 
     def sync(self, *, embed: str = "auto", progress: Progress | None = None,
-             full: bool = False) -> SyncReport:
+             full: bool = False, rolling: bool = True) -> SyncReport:
         """Bring the index in step with the files; see the module docstring.
 
         `embed`: "auto" embeds pending memories when there are at most `AUTO_EMBED_MAX` of
         them (else starts the background job of `memgit.embedjob` for an index opened with
         `background=True`, or warns once and leaves them to `memgit reindex`), "all" embeds every
         pending memory in committed batches (resumable) calling `progress(done, total)`,
-        "none" never embeds. `full=True` stats every file instead of trusting folder mtimes.
+        "none" never embeds. `full=True` stats every file instead of trusting folder mtimes;
+        `rolling=False` leaves out the rolling stat for in-place edits (right after memgit's own
+        write, which is all such a sync is for).
         """
         if embed not in ("auto", "all", "none"):
             raise MemgitError(f"embed must be auto, all or none, not {embed!r}")
         started = time.perf_counter()
         report = SyncReport(full=full)
         try:
-            self.db.guard(lambda: self._sync_files(report, full))
+            self.db.guard(lambda: self._sync_files(report, full, rolling))
         except self.db.driver.Error as exc:  # busy past the timeout, read-only: answer from what we have
             self.db.warn_once(f"sync:{exc}",
                               f"could not update the index ({exc}); answering from the last update")
@@ -201,27 +183,29 @@ class Index:
             except self.db.driver.Error as exc:
                 self.db.warn_once(f"embed:{exc}", f"could not store vectors ({exc})")
 
-    def _sync_files(self, report: SyncReport, full: bool) -> None:
+    def _sync_files(self, report: SyncReport, full: bool, rolling: bool = True) -> None:
         seen = self.db.meta("last_sync")  # moves with every sync any process applies
-        scan, parsed = self._scan(full)
+        scan, parsed = self._scan(full, rolling)
         report.checked = scan.checked
         if not scan:
-            if scan.cursor is not None:
-                self._write_cursor(scan.cursor)
+            if scan.cursor is not None or scan.rolled is not None:
+                self._write_cursor(scan.cursor, scan.rolled)
             return
         with self.db.transaction():
             if self.db.meta("last_sync") != seen:
                 # Another process applied a sync since this scan began: the scan may hold what
                 # that one has since undone. Look again, now that no one else can write.
-                scan, parsed = self._scan(full)
+                scan, parsed = self._scan(full, rolling)
             self._apply(scan, parsed, report)
             if scan.cursor is not None:
                 self.db.set_meta("cursor", scan.cursor)
+            if scan.rolled is not None:
+                self.db.set_meta("rolled", repr(scan.rolled))
             self.db.set_meta("last_sync", str(time.time()))
 
-    def _scan(self, full: bool) -> tuple[Scan, list[Parsed]]:
+    def _scan(self, full: bool, rolling: bool = True) -> tuple[Scan, list[Parsed]]:
         """What changed in the folder, and the changed files parsed (a file gone is removed)."""
-        scan = changes.Detector(self.db, self.store).detect(full)
+        scan = changes.Detector(self.db, self.store).detect(full, rolling=rolling)
         now = time.time_ns()
         parsed: list[Parsed] = []
         detector = changes.Detector(self.db, self.store)
@@ -233,10 +217,14 @@ class Index:
                 parsed.append(item)
         return scan, parsed
 
-    def _write_cursor(self, cursor: str) -> None:
+    def _write_cursor(self, cursor: str | None, rolled: float | None) -> None:
+        """Where the rolling stat stopped and when it ran, in one statement (one write)."""
+        values = [(k, v) for k, v in (("cursor", cursor), ("rolled", None if rolled is None else repr(rolled)))
+                  if v is not None]
         self.conn.execute("PRAGMA busy_timeout = 50")  # never wait long just for the cursor
         try:
-            self.db.set_meta("cursor", cursor)
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES "
+                              + ", ".join("(?, ?)" for _ in values), [x for kv in values for x in kv])
         except self.db.driver.OperationalError:
             pass  # busy or read-only: the next call moves on from the old cursor
         finally:
@@ -466,47 +454,51 @@ class Index:
         query = query.replace("\0", " ")
         where, args = channels.filter_sql(include_archived, task_id, kinds)
         limit = max(1, min(int(limit), 1000))
-        query_vector = self.vectors.query_vector(query)  # may load the model: before the snapshot
+        # A query embedded on a thread (`prefetch`) is taken after the keyword and anchor
+        # channels, which run meanwhile; else it is embedded now (this may load the model:
+        # before the snapshot).
+        ahead = self.vectors.ahead(query)
+        query_vector = None if ahead else self.vectors.query_vector(query)
         if self._qtok is not self.conn:
             channels.prepare(self.conn)
             self._qtok = self.conn
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
         passage_of: dict[str, int] = {}
+        failed = False
         with self.db.snapshot() as conn:
             keyword = channels.keyword(conn, query, limit, where, args)
             anchor = channels.anchor(conn, query, limit, where, args)
-            vector = (None if query_vector is None
-                      else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
-            among = [mid for found in (keyword, anchor, vector) for mid, _ in found or ()]
-            lane = (None if query_vector is None
-                    else channels.title(conn, query_vector, limit, where, args, among))
-            share = 0.0 if lane is None else titles.stored_share(self.db.meta(titles.SHARE))
-            exact = channels.exact(conn, query, where, args)
-            others = [mid for found in (keyword, anchor) for mid, _ in found or ()]
-            vectorless = frozenset() if vector is None else channels.vectorless(conn, others)
-            titleless = (frozenset() if lane is None else titles.without(
-                conn, [mid for mid in dict.fromkeys([*others, *(m for m, _ in vector or ())])
-                       if mid not in vectorless]))
+            if ahead:
+                query_vector = self.vectors.taken(query)
+                failed = query_vector is None
+            if not failed:
+                vector = (None if query_vector is None
+                          else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
+                among = [mid for found in (keyword, anchor, vector) for mid, _ in found or ()]
+                lane = (None if query_vector is None
+                        else channels.title(conn, query_vector, limit, where, args, among))
+                share = 0.0 if lane is None else titles.stored_share(self.db.meta(titles.SHARE))
+                exact = channels.exact(conn, query, where, args)
+                others = [mid for found in (keyword, anchor) for mid, _ in found or ()]
+                vectorless = frozenset() if vector is None else channels.vectorless(conn, others)
+                titleless = (frozenset() if lane is None else titles.without(
+                    conn, [mid for mid in dict.fromkeys([*others, *(m for m, _ in vector or ())])
+                           if mid not in vectorless]))
+        if failed:  # the thread failed: again, embedding on this thread before the snapshot
+            return self._search(query, limit, include_archived, task_id, kinds)
         use = self.vector_use(query_vector is not None, len(vectorless))
         return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane,
                               vectorless=vectorless, titleless=titleless), exact, use, passage_of, share)
 
+    def prefetch(self, query: str) -> None:
+        """Start embedding `query` for the `search` that follows (see `Vectors.prefetch`);
+        call it before `sync`, which then runs while the model works."""
+        self.db.guard(lambda: self.vectors.prefetch(query.replace("\0", " ")))
+
     def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
         """Why the vector channel did not run (or ran for only some candidates)."""
-        if ran:
-            if vectorless:
-                return VectorUse("partial",
-                                 f"{vectorless} candidate(s) have no vector yet (embedding pending)")
-            return VectorUse()
-        reason = self.vectors_reason()
-        if reason is None:
-            return VectorUse("pending", "no memory has a vector yet (embedding pending)")
-        if self.embedder_name.lower() == "none":
-            return VectorUse("disabled", reason)
-        if self.vectors.failure() is not None:
-            return VectorUse("failed", reason)
-        return VectorUse("unavailable", reason)
+        return self.vectors.use(ran, vectorless)
 
     # -- reading memories -----------------------------------------------------------------
 

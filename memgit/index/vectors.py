@@ -23,7 +23,10 @@ it stopped.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
@@ -49,6 +52,8 @@ PASSAGES_DONE = "passages_titles_done"
 OFF = 'embeddings are turned off (embedder = "none")'
 #: An embedder that failed to load is tried again after this long (by a long-lived process).
 RETRY_LOAD_SECONDS = 600.0
+#: Query vectors kept by text (384 floats: 1.5 KB each).
+QUERY_CACHE = 256
 
 
 def embed_text(title: str, body: str) -> str:
@@ -58,6 +63,26 @@ def embed_text(title: str, body: str) -> str:
 
 def text_sha(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class VectorUse:
+    """Whether a search used vectors and, if not (or not for every candidate), why.
+
+    `state`: "used"; "partial" (used, but some candidates have no vector yet); "pending" (no
+    memory has a vector yet); "disabled" (embedder "none"); "failed" (the embedder could not
+    load); "unavailable" (sqlite-vec missing, the index in memory). `detail` says it in words.
+    """
+
+    state: str = "used"
+    detail: str | None = None
+
+    @property
+    def used(self) -> bool:
+        return self.state in ("used", "partial")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"used": self.used, "state": self.state, **({"why": self.detail} if self.detail else {})}
 
 
 class Vectors:
@@ -79,7 +104,10 @@ class Vectors:
         self._embedder: Any = None
         self._failed: str | None = None  # why the embedder could not load
         self._failed_at = 0.0  # when (time.monotonic()): a long-lived process tries again later
-        self._last: tuple[str, bytes] | None = None  # the last query and its vector
+        # Query vectors by (embedder id, text), newest last: an agent asks again (a server's
+        # recall, recall retried for a task), and embedding a query is most of a recall's time.
+        self._queries: OrderedDict[tuple[str | None, str], bytes] = OrderedDict()
+        self._ahead: _Ahead | None = None  # a query being embedded on a thread (`prefetch`)
         self._cache: VectorCache | None = None
 
     @property
@@ -151,7 +179,8 @@ class Vectors:
         current = (str(embedder.id), str(int(embedder.dim)))
         if (db.meta("embedder_id"), db.meta("vec_dim")) == current and not self._changed():
             return
-        self._last = None  # a vector from the old embedder must not be reused
+        self._queries.clear()  # a vector from the old embedder must not be reused
+        self._ahead = None
         with db.transaction() as conn:
             stored = (db.meta("embedder_id"), db.meta("vec_dim"))
             if stored != current or self._changed():
@@ -226,6 +255,10 @@ class Vectors:
         "auto", only when at most `AUTO_EMBED_MAX` texts wait, else the background job does
         them. Returns how many memories got passages (title vectors are not counted: the
         report's `embedded` counts memories)."""
+        if self.db.meta(passages.BITS_DONE) != "1":
+            with self.db.transaction() as conn:  # once, for passages stored before their bits were
+                passages.fill_bits(conn)
+                self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
             return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
@@ -304,6 +337,21 @@ class Vectors:
             self._cache = VectorCache(path_for(self.db.path), self.db.driver)
         return self._cache
 
+    def use(self, ran: bool, vectorless: int = 0) -> VectorUse:
+        """Why the vector channel did not run (or ran for only some candidates)."""
+        if ran:
+            if vectorless:
+                return VectorUse("partial", f"{vectorless} candidate(s) have no vector yet (embedding pending)")
+            return VectorUse()
+        reason = self.reason()
+        if reason is None:
+            return VectorUse("pending", "no memory has a vector yet (embedding pending)")
+        if self.name.lower() == "none":
+            return VectorUse("disabled", reason)
+        if self.failure() is not None:
+            return VectorUse("failed", reason)
+        return VectorUse("unavailable", reason)
+
     def close(self) -> None:
         """Close the cache's connection (the next embedding opens it again)."""
         if self._cache is not None:
@@ -365,11 +413,63 @@ class Vectors:
         if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
             return None  # no vectors yet (all pending): the channel cannot say anything
         text = query[:EMBED_CHARS]
-        if self._last is not None and self._last[0] == text:
-            return self._last[1]  # recall asks again when a task's memories had nothing
-        blob = self._embed_query(text)
-        self._last = (text, blob) if blob is not None else None
+        key = (self.db.meta("embedder_id"), text)
+        blob = self._queries.get(key)
+        if blob is not None:
+            self._queries.move_to_end(key)
+            return blob
+        blob = self.taken(query)
+        if blob is None:
+            blob = self._embed_query(text)
+            self._keep(key, blob)
         return blob
+
+    def ahead(self, query: str) -> bool:
+        """Whether `query` is being embedded on a thread (`prefetch`) or is kept already."""
+        ahead = self._ahead
+        return ahead is not None and ahead.key[1] == query[:EMBED_CHARS]
+
+    def taken(self, query: str) -> bytes | None:
+        """The vector `prefetch` computed for `query` (waiting for its thread), or None: none
+        was started for it, or it failed. Touches no database and loads nothing."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None or ahead.key[1] != query[:EMBED_CHARS]:
+            return None
+        blob = ahead.result()
+        self._keep(ahead.key, blob)
+        return blob
+
+    def _keep(self, key: tuple[str | None, str], blob: bytes | None) -> None:
+        if blob is not None:
+            self._queries[key] = blob
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+
+    def prefetch(self, query: str) -> None:
+        """Start embedding `query` on a thread, so that it runs while the change check and the
+        keyword and anchor channels do (the model and the warm embedder's socket let go of
+        the GIL); `query_vector` takes it. Only with the embedder already loaded (or the warm
+        embedder asked): loading it is left to `query_vector`, which may warn."""
+        if not self.on or self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+            return
+        text = query[:EMBED_CHARS]
+        stored_id = self.db.meta("embedder_id")
+        key = (stored_id, text)
+        if key in self._queries or (self._ahead is not None and self._ahead.key == key):
+            return
+        embedder = self._embedder
+        if embedder is not None:
+            def work() -> bytes | None:
+                vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
+                return vector
+        elif self.warm and stored_id and not self._changed():
+            from memgit.index import warm as warm_mod  # sockets only when a query is embedded
+
+            def work() -> bytes | None:
+                return warm_mod.query_vector(self.name, text, stored_id)
+        else:
+            return
+        self._ahead = _Ahead(key, work)
 
     def _embed_query(self, text: str) -> bytes | None:
         from memgit.index import warm as warm_mod  # sockets only when a query is embedded
@@ -389,3 +489,25 @@ class Vectors:
                 self.db.warn_once("warm", failed)
         vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
         return vector
+
+
+class _Ahead:
+    """One query embedded on a thread of its own; `result()` waits for it (None if it failed:
+    the caller embeds again, and says why if it fails again)."""
+
+    def __init__(self, key: tuple[str | None, str], work: Callable[[], bytes | None]) -> None:
+        self.key = key
+        self._work = work
+        self._value: bytes | None = None
+        self._thread = threading.Thread(target=self._run, name="memgit-query-vector", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._work()
+        except Exception:  # noqa: BLE001 - `query_vector` embeds again on this thread and reports
+            self._value = None
+
+    def result(self) -> bytes | None:
+        self._thread.join()
+        return self._value

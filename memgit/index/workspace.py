@@ -123,7 +123,16 @@ class Workspace:
         if self._writer is None:
             self._writer = Writer(self.memory_dir, self.repo, lambda: self.store, self.warn,
                                   lock_timeout=self.lock_timeout)
+            self._writer.landed = self._take_own_writes
         return self._writer
+
+    def _take_own_writes(self) -> None:
+        """An open index takes the files a write just landed, without listing their folder
+        again (`memgit.index.changes`): the next command, in this process or another, finds
+        the folder as the index left it."""
+        index = self._index
+        if index is not None and not index.in_memory:
+            index.sync(embed="none", rolling=False)
 
     def load(self) -> list[Memory]:
         """Every memory, parsed from the files; each file skipped is said once."""

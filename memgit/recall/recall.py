@@ -90,6 +90,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
                    anchor=config.recall_weight_anchor, title=config.recall_weight_title,
                    method=config.recall_method)
     when = timing.question(text)
+    index.prefetch(text)  # the query's vector is computed while the change check runs
     if sync:
         index.sync(embed="auto")
     if isinstance(kinds, str):

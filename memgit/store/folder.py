@@ -8,6 +8,7 @@ or the new file, never half of one.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
@@ -16,6 +17,44 @@ from memgit.errors import MemgitError
 from memgit.memory import format as fmt
 from memgit.memory import lenient
 from memgit.memory.format import Memory, Problem
+
+
+@dataclass(frozen=True)
+class OwnWrite:
+    """One file this process wrote or deleted in a memory folder, and the mtime of the file's
+    folder just before and just after: the index's change check uses them to take memgit's
+    own writes from the folder's mtime without listing it again
+    (`memgit.index.changes`)."""
+
+    rel: str
+    before: int
+    after: int
+
+
+_own_lock = threading.Lock()
+_own: dict[str, list[OwnWrite]] = {}  # realpath of a memory folder -> its own writes, in order
+
+
+def take_own_writes(root: Path | str) -> list[OwnWrite]:
+    """This process's writes in the memory folder `root` since the last call, in order."""
+    if not _own:
+        return []
+    with _own_lock:
+        return _own.pop(os.path.realpath(root), [])
+
+
+def _note(root: Path, rel: str, before: int | None, after: int | None) -> None:
+    if before is None or after is None:
+        return
+    with _own_lock:
+        _own.setdefault(os.path.realpath(root), []).append(OwnWrite(rel, before, after))
+
+
+def _mtime(folder: Path) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -211,6 +250,7 @@ class Store:
         path = self.path_of(rel)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            before = _mtime(path.parent)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=path.parent)
         except OSError as exc:
             raise MemgitError(f"cannot write {path} ({exc.strerror or exc}); check permissions and disk space") from None
@@ -219,6 +259,7 @@ class Store:
                 handle.write(text)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
+            _note(self.root, rel, before, _mtime(path.parent))
         except BaseException as exc:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -232,7 +273,9 @@ class Store:
     def delete(self, rel: str) -> Path:
         path = self.path_of(rel)
         try:
+            before = _mtime(path.parent)
             path.unlink(missing_ok=True)
+            _note(self.root, rel, before, _mtime(path.parent))
         except OSError as exc:
             raise MemgitError(f"cannot delete {path} ({exc.strerror or exc})") from None
         return path

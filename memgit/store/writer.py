@@ -43,6 +43,9 @@ class Writer:
         #: Files derived from the memories (the rules files' memgit blocks), brought up to date
         #: just before each commit; it returns those it changed, and they go in the same commit.
         self.derived: Callable[[], list[Path]] | None = None
+        #: Called once a change set has landed (the index takes memgit's own writes then, while
+        #: it can tell them from anyone else's: see `memgit.index.changes`); never fails a write.
+        self.landed: Callable[[], None] | None = None
         self._prints: codeprint.Prints | None = None  # the work tree's code fingerprints, cached by stat
 
     @property
@@ -262,7 +265,13 @@ class Writer:
             change.index = gitrepo.index_entries(
                 self._repo, [os.path.relpath(change.store.path_of(rel), root) for rel in change.ops])
             change.branch = repostate.branch(root)
-        return change.land(self.journal(), self.commit)
+        sha = change.land(self.journal(), self.commit)
+        if self.landed is not None and change:
+            try:
+                self.landed()
+            except Exception as exc:  # noqa: BLE001 - the files and the commit are done; the index catches up
+                self.warn(f"the index did not take this change yet ({exc}); the next command does")
+        return sha
 
     def add(self, memories: Sequence[Memory], message: str,
             commit: bool = True) -> tuple[list[Memory], str | None]:
