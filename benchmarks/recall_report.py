@@ -67,6 +67,8 @@ def latency(args: argparse.Namespace, out: Path) -> dict | None:
     cmd = [sys.executable, str(HERE / "agent_paths.py"), "--json", str(out)]
     if not args.quick:
         cmd += ["--recall-size", "10000", "--remember-size", "100000"]
+    if args.keep:
+        cmd += ["--keep", str(args.keep / "agent-paths")]
     code = run(cmd)
     if not out.is_file():
         log(f"agent_paths.py exited {code} and wrote no figures")
@@ -173,7 +175,8 @@ def print_quality(data: dict | None, name: str, base: dict[tuple[str, str], floa
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, help="the development sets' folder (quality.py's --data)")
-    ap.add_argument("--keep", type=Path, help="reuse built repositories and vectors here (quality.py's --keep)")
+    ap.add_argument("--keep", type=Path, help="reuse built repositories, stores and vectors here "
+                    "(quality.py's --keep; agent_paths.py's in DIR/agent-paths)")
     ap.add_argument("--sets", nargs="+", default=list(SETS), metavar="SET")
     ap.add_argument("--quick", action="store_true", help="agent_paths.py at its small default sizes")
     ap.add_argument("--no-latency", action="store_true")
