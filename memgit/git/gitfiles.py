@@ -14,7 +14,8 @@ could make git's own answer differ returns None, and the caller asks git as befo
 - a config that moves the work tree, makes the repository bare, includes other files, keeps
   per-worktree config or refs in another format (`core.worktree`, `core.bare`, `[include]`,
   `extensions.worktreeConfig`, `extensions.refStorage`);
-- a ref that is not a plain object id or a symbolic ref to one.
+- a ref that is not a plain object id or a symbolic ref to one, or is a symbolic link (git
+  takes a HEAD linked to `refs/heads/x` as that branch; a link may lead out of the git dir).
 
 Nothing here reads outside the work tree and the git dir git itself would use: a `.git` file
 cannot be committed, so it is the clone's own.
@@ -136,6 +137,8 @@ class Refs:
             return None
         # Per-worktree refs live in the worktree's git dir, the rest in the common one.
         base = self.git_dir if name == "HEAD" or name.startswith(("refs/worktree/", "refs/bisect/")) else self.common
+        if os.path.islink(base / name):
+            return None  # a symbolic link git reads its own way (a HEAD linked to its branch)
         try:
             return (base / name).read_text(encoding="utf-8").strip()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
