@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,81 @@ def test_a_ref_linked_outside_the_git_dir_is_left_to_git(project: Path, tmp_path
     from memgit.git import gitfiles
 
     assert gitfiles.head_and_branch(project / ".git") is None  # git's own word, not a file read outside
+
+
+# -- the warm hook server ------------------------------------------------------------------
+
+# The hook's own process, as `python -I -m memgit.hookrun` runs it; then whether it did the work.
+RUN_HOOK = (
+    "import sys\n"
+    "from memgit import hookrun\n"
+    "hookrun.main(sys.argv[1:])\n"
+    "sys.stderr.write('\\nSERVED ' + str('memgit.api' not in sys.modules))\n"
+)
+
+
+@pytest.fixture
+def warm(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """The warm hook server on (its socket under this test's own runtime folder); stopped after."""
+    from memgit.agents import warmhooks
+
+    monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
+    monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
+    yield warmhooks
+    pid = warmhooks.running()
+    if pid and pid > 0:
+        os.kill(pid, signal.SIGTERM)  # the server this test started
+
+
+def start_hook(cwd: Path, event: str, data: dict[str, Any], **env: str) -> subprocess.Popen[str]:
+    with tempfile.TemporaryFile("w+") as stdin:  # the payload, as the agent pipes it
+        stdin.write(json.dumps(data))
+        stdin.seek(0)
+        return subprocess.Popen([sys.executable, "-I", "-c", RUN_HOOK, "claude", event], cwd=cwd, text=True,
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, **env})
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[str, bool]:
+    """(stdout, whether the warm server answered) of a hook started with `start_hook`."""
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    return out, err.rsplit("\nSERVED ", 1)[1].strip() == "True"
+
+
+def server_up(warm, cwd: Path) -> None:  # type: ignore[no-untyped-def]
+    """A hook that starts the server, then until it answers."""
+    def answered() -> bool:
+        return finish(start_hook(cwd, "user-prompt", {"session_id": "s-up", "cwd": str(cwd), "prompt": "x"}))[1]
+
+    wait_until(answered, "no warm hook server answered")
+
+
+def test_the_warm_server_resolves_a_relative_folder_as_the_hook_would(project: Path, warm) -> None:  # type: ignore[no-untyped-def]
+    (project / "src").mkdir()
+    server_up(warm, project)
+    for folder in (".", "src"):
+        served, by_server = finish(start_hook(project, "user-prompt", {"session_id": f"s-{folder}", "cwd": folder,
+                                                                       "prompt": PROMPT}))
+        here, by_server_here = finish(start_hook(project, "user-prompt", {"session_id": f"h-{folder}", "cwd": folder,
+                                                                          "prompt": PROMPT}, MEMGIT_HOOKS_WARM="0"))
+        assert by_server and not by_server_here
+        assert "Exponential backoff" in here and served == here, (folder, served)
+
+
+def test_two_repositories_served_at_once_never_cross(repo: Path, tmp_path: Path, warm) -> None:  # type: ignore[no-untyped-def]
+    first = store(repo, "Alpha jitter from the first repository")
+    second = tmp_path / "second"
+    second.mkdir()
+    git(second, "init", "-q")
+    (second / "README.md").write_text("other\n")
+    git(second, "add", "README.md")
+    git(second, "commit", "-q", "-m", "initial")
+    store(second, "Bravo deadline from the second repository")
+    server_up(warm, first)
+    running = [(where, start_hook(where, "user-prompt", {"session_id": f"s-{i}", "cwd": str(where), "prompt": PROMPT}))
+               for i in range(6) for where in (first, second)]
+    for where, process in running:
+        out, _ = finish(process)
+        mine, theirs = ("Alpha", "Bravo") if where == first else ("Bravo", "Alpha")
+        assert mine in out and theirs not in out, out

@@ -19,7 +19,9 @@ optimisation only:
 - `MEMGIT_HOOKS_WARM=0` turns it off (`MEMGIT_INDEX_WARM=0` too).
 
 Wire format: 4-byte big-endian length + UTF-8 JSON, each way. Request: `agent`, `event`,
-`payload`, `cwd`, `env` (the hook's whole environment). Answer: `{"out": text}`, or
+`payload`, `cwd`, `here` (the hook's working folder: the child runs there, so a relative
+folder in the payload means what it means to the hook), `env` (the hook's whole
+environment). Answer: `{"out": text}`, or
 `{"stale": true}` from a server that will not answer.
 """
 
@@ -128,12 +130,13 @@ def ask(agent: str, event: str, payload: dict[str, Any], cwd: str | Path) -> str
     import socket  # only with a server to ask: a hook with none (or turned off) does without
 
     try:
+        here = os.getcwd()  # where the hook runs: a relative folder in the payload is from here
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
             conn.settimeout(REPLY_TIMEOUT)
             _send(conn, {"agent": agent, "event": event, "payload": payload, "cwd": str(cwd),
-                         "env": dict(os.environ), "home": HOME})
+                         "here": here, "env": dict(os.environ), "home": HOME})
             answer = _receive(conn)
     except (OSError, ConnectionError, ValueError, struct.error):
         return None
@@ -302,11 +305,8 @@ def _fork(conn: socket.socket, server: socket.socket, handle: Handler) -> None:
         os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
         from pathlib import Path  # the child's, already imported by the server
 
+        os.chdir(str(request["here"]))  # the hook's own folder (or no answer: the hook does it itself)
         cwd = Path(str(request["cwd"]))
-        try:
-            os.chdir(cwd)
-        except OSError:
-            pass
         payload = request["payload"]
         if not isinstance(payload, dict):
             raise TypeError("payload is not a JSON object")
