@@ -133,11 +133,13 @@ def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> boo
     transcript = payload.get("transcript_path")
     end = None
     if isinstance(transcript, str) and transcript:
+        payload = {**payload, "transcript_path": os.path.abspath(transcript)}  # as for the folder, below
         try:
             end = os.stat(transcript).st_size  # what the checkpoint reads: the transcript as it is now
         except OSError:
             pass
-    record = {"agent": agent, "event": event, "cwd": str(cwd), "payload": payload, "transcript_end": end}
+    # The folder as this process resolves it: whoever runs the record runs elsewhere.
+    record = {"agent": agent, "event": event, "cwd": os.path.abspath(cwd), "payload": payload, "transcript_end": end}
     try:
         spool.hand_off(repo[1], record)
     except OSError:

@@ -151,14 +151,18 @@ def test_the_warm_server_resolves_a_relative_folder_as_the_hook_would(project: P
         assert "Exponential backoff" in here and served == here, (folder, served)
 
 
+def git_repo(root: Path) -> Path:
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "README.md").write_text("other\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
 def test_two_repositories_served_at_once_never_cross(repo: Path, tmp_path: Path, warm) -> None:  # type: ignore[no-untyped-def]
     first = store(repo, "Alpha jitter from the first repository")
-    second = tmp_path / "second"
-    second.mkdir()
-    git(second, "init", "-q")
-    (second / "README.md").write_text("other\n")
-    git(second, "add", "README.md")
-    git(second, "commit", "-q", "-m", "initial")
+    second = git_repo(tmp_path / "second")
     store(second, "Bravo deadline from the second repository")
     server_up(warm, first)
     running = [(where, start_hook(where, "user-prompt", {"session_id": f"s-{i}", "cwd": str(where), "prompt": PROMPT}))
@@ -167,3 +171,80 @@ def test_two_repositories_served_at_once_never_cross(repo: Path, tmp_path: Path,
         out, _ = finish(process)
         mine, theirs = ("Alpha", "Bravo") if where == first else ("Bravo", "Alpha")
         assert mine in out and theirs not in out, out
+
+
+# -- what is handed off ---------------------------------------------------------------------
+
+
+def transcript(tmp_path: Path, *requests: str) -> Path:
+    path = tmp_path / "session.jsonl"
+    with open(path, "a") as handle:
+        handle.writelines(json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
+                          for text in requests)
+    return path
+
+
+def held(path: Path):  # type: ignore[no-untyped-def]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+")  # noqa: SIM115 - closed by the caller
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def no_job(git_dir: Path) -> bool:
+    """Whether no background process runs for `git_dir` (one the hook started exists by the
+    time the hook returned)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            zombie = ") Z " in Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if b"memgit.hookjob" in argv and str(git_dir).encode() in argv and not zombie:
+            return False
+    return True
+
+
+def staged(repo: Path) -> list[str]:
+    return git(repo, "diff", "--cached", "--name-only").split()
+
+
+def test_a_relative_folder_handed_off_runs_where_the_hook_ran(project: Path, tmp_path: Path) -> None:
+    (project / "src").mkdir()
+    other = store(git_repo(tmp_path / "other"), "Bravo deadline from another repository")
+    (other / "src").mkdir()
+    (project / "notes").mkdir()
+    transcript(project / "notes", "make the retry handler back off with jitter")
+    session = "notes/session.jsonl"  # relative too, from the hook's folder
+    lock = held(localstate.handoff_lock(project / ".git"))  # the background process waits
+    try:
+        hook(project, "pre-compact", {"session_id": "s-rel", "cwd": "src", "transcript_path": session},
+             MEMGIT_HOOKS_BACKGROUND="1")
+        wait_until(lambda: no_job(project / ".git"), "the background process did not give up")
+    finally:
+        lock.close()
+    # The compacted session's start runs the record, from a process whose folder is elsewhere.
+    hook(other, "session-start", {"session_id": "s-rel", "cwd": str(project), "source": "compact",
+                                  "transcript_path": str(project / session)}, MEMGIT_HOOKS_BACKGROUND="1")
+    checkpoints = [p for p in staged(project) if p.startswith(".memory/checkpoint-")]
+    assert checkpoints and "jitter" in (project / checkpoints[0]).read_text(), hooks_log(project)
+    assert staged(other) == []
+
+
+def test_nothing_handed_off_is_lost_when_the_background_process_is_killed(project: Path, tmp_path: Path) -> None:
+    git_dir = project / ".git"
+    session = str(transcript(tmp_path, "make the retry handler back off with jitter"))
+    writer = held(localstate.write_lock(git_dir))  # another memgit writer: the background process waits for it
+    try:
+        hook(project, "pre-compact", {"session_id": "s-kill", "cwd": str(project), "transcript_path": session},
+             MEMGIT_HOOKS_BACKGROUND="1")
+        drainer = localstate.handoff_lock(git_dir)
+        wait_until(lambda: drainer.exists() and drainer.read_text().strip().isdigit(), "no background process")
+        os.kill(int(drainer.read_text()), signal.SIGKILL)
+        assert len(os.listdir(localstate.handoffs(git_dir))) == 1  # still there for the next one
+    finally:
+        writer.close()
+    hook(project, "session-start", {"session_id": "s-kill", "cwd": str(project), "source": "compact",
+                                    "transcript_path": session}, MEMGIT_HOOKS_BACKGROUND="1")
+    assert os.listdir(localstate.handoffs(git_dir)) == []
+    assert [p for p in staged(project) if p.startswith(".memory/checkpoint-")], hooks_log(project)
