@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import memgit
+from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
@@ -248,3 +249,23 @@ def test_nothing_handed_off_is_lost_when_the_background_process_is_killed(projec
                                     "transcript_path": session}, MEMGIT_HOOKS_BACKGROUND="1")
     assert os.listdir(localstate.handoffs(git_dir)) == []
     assert [p for p in staged(project) if p.startswith(".memory/checkpoint-")], hooks_log(project)
+
+
+# -- failing open ---------------------------------------------------------------------------
+
+BAD = {
+    "not-json": "{not json",
+    "a-list": "[1, 2]",
+    "no-session": json.dumps({"prompt": PROMPT}),
+    "nul-in-cwd": json.dumps({"session_id": "s-bad", "cwd": "a\u0000b", "prompt": PROMPT}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("event", ["user-prompt", "pre-compact", "nonsense"])
+def test_bad_input_fails_open(case: str, event: str, project: Path) -> None:
+    before = hooks_log(project).count("\n")
+    assert hook(project, event, BAD[case], MEMGIT_HOOKS_BACKGROUND="1") == ("", "")
+    wait_until(lambda: no_job(project / ".git"), "the background process hangs")
+    assert spool.pending(project / ".git") == []
+    assert hooks_log(project).count("\n") == before + 1, hooks_log(project)
