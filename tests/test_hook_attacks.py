@@ -269,3 +269,31 @@ def test_bad_input_fails_open(case: str, event: str, project: Path) -> None:
     wait_until(lambda: no_job(project / ".git"), "the background process hangs")
     assert spool.pending(project / ".git") == []
     assert hooks_log(project).count("\n") == before + 1, hooks_log(project)
+
+
+# -- a worktree and a submodule --------------------------------------------------------------
+
+
+def test_a_worktree_and_a_submodule_get_their_own_answers_served_or_not(project: Path, tmp_path: Path,
+                                                                        warm) -> None:  # type: ignore[no-untyped-def]
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "feature/linked", str(linked))
+    library = store(git_repo(tmp_path / "library"), "Bravo deadline from the library")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "vendor/library")
+    sub = project / "vendor" / "library"
+    server_up(warm, project)
+    for where, mine, theirs in ((linked, "Exponential", "Bravo"), (sub, "Bravo", "Exponential")):
+        served, by_server = finish(start_hook(where, "user-prompt", {"session_id": f"s-{where.name}",
+                                                                     "cwd": str(where), "prompt": PROMPT}))
+        here, _ = finish(start_hook(where, "user-prompt", {"session_id": f"h-{where.name}", "cwd": str(where),
+                                                           "prompt": PROMPT}, MEMGIT_HOOKS_WARM="0"))
+        assert by_server and served == here and mine in here and theirs not in here, (where, here)
+        # A session end handed off is recorded in that checkout's own git dir, with its own branch.
+        hook(where, "session-end", {"session_id": f"e-{where.name}", "cwd": str(where), "reason": "exit"},
+             MEMGIT_HOOKS_BACKGROUND="1")
+        git_dir = Path(git(where, "rev-parse", "--absolute-git-dir").strip())
+        wait_until(lambda: no_job(git_dir) and localstate.sessions_log(git_dir).exists(), "no session recorded")
+        record = json.loads(localstate.sessions_log(git_dir).read_text().splitlines()[-1])
+        assert record["session_id"] == f"e-{where.name}"
+        assert record["end_commit"] == git(where, "rev-parse", "HEAD").strip()
+    assert not localstate.sessions_log(project / ".git").exists()
