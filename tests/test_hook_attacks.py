@@ -297,3 +297,27 @@ def test_a_worktree_and_a_submodule_get_their_own_answers_served_or_not(project:
         assert record["session_id"] == f"e-{where.name}"
         assert record["end_commit"] == git(where, "rev-parse", "HEAD").strip()
     assert not localstate.sessions_log(project / ".git").exists()
+
+
+def test_two_sessions_compacting_at_once(project: Path, tmp_path: Path) -> None:
+    sessions = {}
+    for name, words in (("s-one", "add jitter to the retry handler"), ("s-two", "cap the retry handler at ten tries")):
+        (tmp_path / name).mkdir()
+        sessions[name] = str(transcript(tmp_path / name, words))
+    running = [subprocess.Popen([sys.executable, "-I", "-m", "memgit.hookrun", "claude", "pre-compact"], cwd=project,
+                                stdin=subprocess.PIPE, env={**os.environ, "MEMGIT_HOOKS_BACKGROUND": "1"})
+               for _ in sessions]
+    for process, (name, path) in zip(running, sessions.items()):
+        process.communicate(json.dumps({"session_id": name, "cwd": str(project), "transcript_path": path}).encode(),
+                            timeout=120)
+        assert process.returncode == 0
+    outs = {name: hook(project, "session-start", {"session_id": name, "cwd": str(project), "source": "compact",
+                                                  "transcript_path": path}, MEMGIT_HOOKS_BACKGROUND="1")[0]
+            for name, path in sessions.items()}
+    wait_until(lambda: no_job(project / ".git"), "the background process hangs")
+    assert spool.pending(project / ".git") == [] and hooks_log(project) == ""
+    # Neither is lost: each compaction's checkpoint is staged, and a compacted session is given
+    # its task's latest (a checkpoint is the task's, whichever session wrote it).
+    texts = [(project / p).read_text() for p in staged(project) if p.startswith(".memory/checkpoint-")]
+    assert len(texts) == 2 and any("jitter" in t for t in texts) and any("ten tries" in t for t in texts)
+    assert all("Checkpoint fix/retry-backoff" in out for out in outs.values()), outs
