@@ -321,3 +321,33 @@ def test_two_sessions_compacting_at_once(project: Path, tmp_path: Path) -> None:
     texts = [(project / p).read_text() for p in staged(project) if p.startswith(".memory/checkpoint-")]
     assert len(texts) == 2 and any("jitter" in t for t in texts) and any("ten tries" in t for t in texts)
     assert all("Checkpoint fix/retry-backoff" in out for out in outs.values()), outs
+
+
+# -- a repository's committed files ------------------------------------------------------------
+
+
+def test_a_git_dir_committed_in_the_work_tree_is_never_used(project: Path) -> None:
+    crafted = project / "sub"
+    for folder in ("objects", "refs/heads", "memgit/handoff"):
+        (crafted / folder).mkdir(parents=True)
+    (crafted / "HEAD").write_text("ref: refs/heads/main\n")
+    (crafted / "refs" / "heads" / "main").write_text(git(project, "rev-parse", "HEAD"))
+    (crafted / "objects" / "keep").write_text("")
+    (crafted / "config").write_text("[core]\n\tbare = false\n\tworktree = ..\n")
+    # A record it holds, as if handed off: a session end for a session it names.
+    (crafted / "memgit" / "handoff" / "00000000000000000001-1.json").write_text(json.dumps(
+        {"agent": "claude", "event": "session-end", "cwd": str(project),
+         "payload": {"session_id": "s-planted", "cwd": str(project), "reason": "exit"}}))
+    git(project, "add", "sub")
+    git(project, "commit", "-q", "-m", "a folder that looks like a git dir")
+    files = sorted(str(p) for p in crafted.rglob("*"))
+    for event in ("session-start", "user-prompt", "pre-compact", "session-end"):
+        out, _ = hook(crafted, event, {"session_id": "s-sub", "cwd": str(crafted), "prompt": PROMPT,
+                                       "source": "startup"}, MEMGIT_HOOKS_BACKGROUND="1")
+        assert out == ""
+    hook(project, "session-start", {"session_id": "s-root", "cwd": str(project), "source": "startup"},
+         MEMGIT_HOOKS_BACKGROUND="1")
+    wait_until(lambda: no_job(project / ".git") and no_job(crafted), "the background process hangs")
+    assert sorted(str(p) for p in crafted.rglob("*")) == files  # nothing written into it, nothing run from it
+    sessions = localstate.sessions_log(project / ".git")
+    assert not sessions.exists() or "s-planted" not in sessions.read_text()
