@@ -126,8 +126,10 @@ def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> boo
     if os.environ.get("MEMGIT_HOOKS_BACKGROUND", "").strip().lower() in ("0", "false", "no", "off"):
         return False
     from memgit.agents import spool  # only the events that hand off
+    from memgit.git import gitfiles  # only the events that hand off need it
 
-    repo = _repo(cwd)
+    found = gitfiles.locate(cwd)
+    repo = found or _repo(cwd)
     if repo is None or not (repo[0] / ".memory").is_dir():
         return False
     transcript = payload.get("transcript_path")
@@ -140,6 +142,9 @@ def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> boo
             pass
     # The folder as this process resolves it: whoever runs the record runs elsewhere.
     record = {"agent": agent, "event": event, "cwd": os.path.abspath(cwd), "payload": payload, "transcript_end": end}
+    both = gitfiles.head_and_branch(found[1]) if found is not None else None
+    if found is not None and both is not None:  # the commit and branch the event is about, whenever it runs
+        record.update(root=str(found[0]), head=both[0], branch=both[1])
     try:
         spool.hand_off(repo[1], record)
     except OSError:
@@ -166,6 +171,8 @@ def run_handed(record: dict[str, Any]) -> None:
     """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log."""
     from pathlib import Path  # the background process's
 
+    from memgit.git import repostate  # the background process's
+
     agent, event = str(record.get("agent") or "?"), str(record.get("event") or "?")
     payload = dict(record["payload"])
     cwd = Path(str(record.get("cwd") or payload.get("cwd") or os.getcwd()))
@@ -175,7 +182,11 @@ def run_handed(record: dict[str, Any]) -> None:
     if isinstance(end, int) and not isinstance(end, bool) and end >= 0:
         payload[TRANSCRIPT_END] = end
     try:
-        run(agent, event, payload, handed=True)
+        with repostate.held():
+            at = _as_of(record)
+            if at is not None:
+                repostate.hold(*at)
+            run(agent, event, payload, handed=True)
     except BaseException as exc:  # as the hook itself: one line in hooks.log, never an error
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -183,6 +194,22 @@ def run_handed(record: dict[str, Any]) -> None:
             log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
         except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
             pass
+
+
+def _as_of(record: dict[str, Any]) -> tuple[Path, str | None, str | None] | None:
+    """(root, HEAD, branch) a record was handed off at, when it says so in a form git's files
+    could hold (a record is local, but nothing in it becomes an option of a git command)."""
+    from pathlib import Path  # the background process's
+
+    from memgit.git import gitfiles  # the background process's
+
+    root, head, branch = record.get("root"), record.get("head"), record.get("branch")
+    if not isinstance(root, str) or not os.path.isabs(root) or not isinstance(head, str):
+        return None
+    if not gitfiles.is_oid(head) or not (branch is None or (isinstance(branch, str) and branch
+                                                              and not branch.startswith("-"))):
+        return None
+    return Path(root), head, branch
 
 
 def _context(event: str, text: str) -> str:

@@ -292,7 +292,8 @@ def test_a_worktree_and_a_submodule_get_their_own_answers_served_or_not(project:
         hook(where, "session-end", {"session_id": f"e-{where.name}", "cwd": str(where), "reason": "exit"},
              MEMGIT_HOOKS_BACKGROUND="1")
         git_dir = Path(git(where, "rev-parse", "--absolute-git-dir").strip())
-        wait_until(lambda: no_job(git_dir) and localstate.sessions_log(git_dir).exists(), "no session recorded")
+        log = localstate.sessions_log(git_dir)
+        wait_until(lambda: no_job(git_dir) and log.exists(), "no session recorded")  # noqa: B023 - called here
         record = json.loads(localstate.sessions_log(git_dir).read_text().splitlines()[-1])
         assert record["session_id"] == f"e-{where.name}"
         assert record["end_commit"] == git(where, "rev-parse", "HEAD").strip()
@@ -351,3 +352,31 @@ def test_a_git_dir_committed_in_the_work_tree_is_never_used(project: Path) -> No
     assert sorted(str(p) for p in crafted.rglob("*")) == files  # nothing written into it, nothing run from it
     sessions = localstate.sessions_log(project / ".git")
     assert not sessions.exists() or "s-planted" not in sessions.read_text()
+
+
+def test_a_checkpoint_run_after_a_checkout_is_the_task_the_hook_ran_in(project: Path, tmp_path: Path) -> None:
+    git_dir = project / ".git"
+    session = str(transcript(tmp_path, "make the retry handler back off with jitter"))
+    hook(project, "session-start", {"session_id": "s-co", "cwd": str(project), "source": "startup"})
+    lock = held(localstate.handoff_lock(git_dir))  # the background process is not there to run it
+    try:
+        hook(project, "pre-compact", {"session_id": "s-co", "cwd": str(project), "transcript_path": session},
+             MEMGIT_HOOKS_BACKGROUND="1")
+        hook(project, "session-end", {"session_id": "s-co", "cwd": str(project), "reason": "exit"},
+             MEMGIT_HOOKS_BACKGROUND="1")
+        wait_until(lambda: no_job(git_dir), "the background process did not give up")
+    finally:
+        lock.close()
+    before = git(project, "rev-parse", "HEAD").strip()
+    git(project, "checkout", "-q", "-b", "feature/other")
+    (project / "other.py").write_text("x = 1\n")
+    git(project, "add", "other.py")
+    git(project, "commit", "-q", "-m", "other work")
+    # The next session starts on another branch and runs what was handed off before the checkout.
+    hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
+         MEMGIT_HOOKS_BACKGROUND="1")
+    assert spool.pending(git_dir) == [] and hooks_log(project) == ""
+    checkpoints = [p for p in staged(project) if p.startswith(".memory/checkpoint-")]
+    assert len(checkpoints) == 1 and checkpoints[0].startswith(".memory/checkpoint-fix-retry-backoff-"), checkpoints
+    record = json.loads(localstate.sessions_log(git_dir).read_text().splitlines()[-1])
+    assert record["session_id"] == "s-co" and record["task"] == "fix/retry-backoff" and record["end_commit"] == before

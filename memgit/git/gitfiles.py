@@ -37,6 +37,11 @@ _UNUSUAL_CONFIG = re.compile(r"worktree|\bbare\s*(?:=\s*(?:true|yes|on|1)\b|$)|\
                              re.IGNORECASE | re.MULTILINE)
 
 
+def is_oid(text: str) -> bool:
+    """Whether `text` is a full object id (SHA-1 or SHA-256), as git writes one."""
+    return _OID.fullmatch(text) is not None
+
+
 def _mine(st: os.stat_result) -> bool:
     return not hasattr(os, "getuid") or st.st_uid == os.getuid()
 
