@@ -261,14 +261,27 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD))
-@pytest.mark.parametrize("event", ["user-prompt", "pre-compact", "nonsense"])
-def test_bad_input_fails_open(case: str, event: str, project: Path) -> None:
-    before = hooks_log(project).count("\n")
-    assert hook(project, event, BAD[case], MEMGIT_HOOKS_BACKGROUND="1") == ("", "")
-    wait_until(lambda: no_job(project / ".git"), "the background process hangs")
-    assert spool.pending(project / ".git") == []
-    assert hooks_log(project).count("\n") == before + 1, hooks_log(project)
+def test_bad_input_fails_open(project: Path) -> None:
+    for case, event in [(case, event) for case in sorted(BAD) for event in ("user-prompt", "pre-compact")] + [
+            ("not-json", "nonsense")]:
+        before = hooks_log(project).count("\n")
+        assert hook(project, event, BAD[case], MEMGIT_HOOKS_BACKGROUND="1") == ("", ""), case
+        wait_until(lambda: no_job(project / ".git"), "the background process hangs")
+        assert spool.pending(project / ".git") == []
+        assert hooks_log(project).count("\n") == before + 1, (case, event, hooks_log(project))
+
+
+def test_a_crafted_record_runs_no_command_and_names_no_commit(project: Path, tmp_path: Path) -> None:
+    git_dir = project / ".git"
+    marker = tmp_path / "ran"
+    spool.write(git_dir, {"agent": "claude", "event": "session-end", "cwd": str(project), "root": str(project),
+                          "head": f"--output={marker}", "branch": "--exec=touch " + str(marker),
+                          "payload": {"session_id": "s-crafted", "cwd": str(project), "reason": "exit"}})
+    done = subprocess.run([sys.executable, "-I", "-m", "memgit.hookjob", str(git_dir)], capture_output=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0 and spool.pending(git_dir) == [] and not marker.exists()
+    record = json.loads(localstate.sessions_log(git_dir).read_text().splitlines()[-1])
+    assert record["session_id"] == "s-crafted" and record["end_commit"] == git(project, "rev-parse", "HEAD").strip()
 
 
 # -- a worktree and a submodule --------------------------------------------------------------
