@@ -393,3 +393,22 @@ def test_a_checkpoint_run_after_a_checkout_is_the_task_the_hook_ran_in(project: 
     assert len(checkpoints) == 1 and checkpoints[0].startswith(".memory/checkpoint-fix-retry-backoff-"), checkpoints
     record = json.loads(localstate.sessions_log(git_dir).read_text().splitlines()[-1])
     assert record["session_id"] == "s-co" and record["task"] == "fix/retry-backoff" and record["end_commit"] == before
+
+
+def test_a_default_branch_named_like_an_option_is_a_branch_to_git(repo: Path, tmp_path: Path) -> None:
+    # The remote names its default branch; a clone's origin/HEAD follows it.
+    store(repo, "Exponential backoff capped at five minutes")
+    git(repo, "update-ref", "refs/heads/--is-ancestor", "HEAD")
+    git(repo, "symbolic-ref", "HEAD", "refs/heads/--is-ancestor")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert git(clone, "symbolic-ref", "refs/remotes/origin/HEAD").strip() == "refs/remotes/origin/--is-ancestor"
+    git(clone, "checkout", "-q", "-b", "fix/retry-backoff")
+    (clone / "retry.py").write_text("def backoff(n):\n    return 2 ** n\n")
+    git(clone, "add", "retry.py")
+    git(clone, "commit", "-q", "-m", "backoff")
+    subprocess.run([sys.executable, "-I", "-m", "memgit", "checkpoint", "--intent", "retry with jitter"], cwd=clone,
+                   check=True, capture_output=True, timeout=120)
+    checkpoints = [p for p in staged(clone) if p.startswith(".memory/checkpoint-")]
+    # What the branch changed since it left the default branch: retry.py.
+    assert len(checkpoints) == 1 and "retry.py" in (clone / checkpoints[0]).read_text(), hooks_log(clone)

@@ -131,6 +131,12 @@ def default_branch(root: Path) -> str:
     return "main"
 
 
+def default_base(root: Path) -> str | None:
+    """The commit HEAD left the default branch at (`git merge-base`), None when none is known.
+    The branch's name is the remote's to choose (`--is-ancestor` is a valid one): never an option."""
+    return git(root, "merge-base", "--end-of-options", "HEAD", default_branch(root)).strip() or None
+
+
 @dataclass(frozen=True)
 class Changed:
     """One changed file and the functions (or hunk headers) its changes fall in."""
