@@ -412,3 +412,21 @@ def test_a_default_branch_named_like_an_option_is_a_branch_to_git(repo: Path, tm
     checkpoints = [p for p in staged(clone) if p.startswith(".memory/checkpoint-")]
     # What the branch changed since it left the default branch: retry.py.
     assert len(checkpoints) == 1 and "retry.py" in (clone / checkpoints[0]).read_text(), hooks_log(clone)
+
+
+def test_the_warm_server_runs_what_was_handed_off_before_a_compacted_session_starts(project: Path, tmp_path: Path,
+                                                                                  warm) -> None:  # type: ignore[no-untyped-def]
+    git_dir = project / ".git"
+    server_up(warm, project)
+    session = str(transcript(tmp_path, "make the retry handler back off with jitter"))
+    lock = held(localstate.handoff_lock(git_dir))
+    try:
+        hook(project, "pre-compact", {"session_id": "s-wc", "cwd": str(project), "transcript_path": session},
+             MEMGIT_HOOKS_BACKGROUND="1")
+        wait_until(lambda: no_job(git_dir), "the background process did not give up")
+    finally:
+        lock.close()
+    out, by_server = finish(start_hook(project, "session-start", {"session_id": "s-wc", "cwd": str(project),
+                                                                  "source": "compact", "transcript_path": session},
+                                       MEMGIT_HOOKS_BACKGROUND="1"))
+    assert by_server and "jitter" in out and spool.pending(git_dir) == [], hooks_log(project)
