@@ -38,6 +38,9 @@ MAX_STDIN = 2_000_000
 #: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
 #: otherwise): it must not outlast the agent's hook timeout.
 LOCK_TIMEOUT = 10.0
+#: Seconds the background process (`memgit.hookjob`) waits for it at least: no agent waits for
+#: it, and a checkpoint it gives up on is lost (another writer's long `reflect`, say).
+BACKGROUND_LOCK_TIMEOUT = 600.0
 EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"}
 #: The events that only hand off: written down and run by a background process.
@@ -83,7 +86,7 @@ def read_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
-def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False) -> str:
+def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False, wait: float | None = None) -> str:
     """What to print for one event ("" for nothing); raises on any problem. The events in
     `HANDED_OFF` are written down for the background (`memgit.agents.spool`) unless `handed`
     (the background process running them)."""
@@ -100,10 +103,10 @@ def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False
     from memgit.git import repostate  # only the event that runs needs it: a hook starts fast
 
     with repostate.held():  # a hook does not move HEAD: git's answers (and its files) hold for it
-        return _run(agent, event, cwd, session_id, payload)
+        return _run(agent, event, cwd, session_id, payload, wait)
 
 
-def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any]) -> str:
+def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any], at_least: float | None) -> str:
     from memgit.agents import spool  # only a hook that does the work here
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
     from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
@@ -111,6 +114,8 @@ def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, 
     # Passed to this store's writer, not set in the environment: a long-lived process that
     # runs hooks would otherwise hand the hook's short wait to every later writer.
     wait = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT", str(LOCK_TIMEOUT)))
+    if at_least is not None:
+        wait = max(wait, at_least)
     mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True, lock_timeout=wait)
     if event == "session-start" and mem.repo is not None and spool.pending(mem.repo.git_dir):
         # A checkpoint a pre-compact handed off belongs in what a compacted session is given.
@@ -167,8 +172,9 @@ def _repo(cwd: Path) -> tuple[Path, Path] | None:
     return (repo.root, repo.git_dir) if repo else None
 
 
-def run_handed(record: dict[str, Any]) -> None:
-    """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log."""
+def run_handed(record: dict[str, Any], *, wait: float | None = None) -> None:
+    """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log;
+    `wait`: seconds to wait for another writer's lock at least."""
     from pathlib import Path  # the background process's
 
     from memgit.git import repostate  # the background process's
@@ -186,7 +192,7 @@ def run_handed(record: dict[str, Any]) -> None:
             at = _as_of(record)
             if at is not None:
                 repostate.hold(*at)
-            run(agent, event, payload, handed=True)
+            run(agent, event, payload, handed=True, wait=wait)
     except BaseException as exc:  # as the hook itself: one line in hooks.log, never an error
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -430,3 +430,21 @@ def test_the_warm_server_runs_what_was_handed_off_before_a_compacted_session_sta
                                                                   "source": "compact", "transcript_path": session},
                                        MEMGIT_HOOKS_BACKGROUND="1"))
     assert by_server and "jitter" in out and spool.pending(git_dir) == [], hooks_log(project)
+
+
+def test_the_background_process_outwaits_another_writer(project: Path, tmp_path: Path) -> None:
+    git_dir = project / ".git"
+    session = str(transcript(tmp_path, "make the retry handler back off with jitter"))
+    writer = held(localstate.write_lock(git_dir))  # another memgit writer, busy for longer than a hook may wait
+    try:
+        hook(project, "pre-compact", {"session_id": "s-wait", "cwd": str(project), "transcript_path": session},
+             MEMGIT_HOOKS_BACKGROUND="1", MEMGIT_LOCK_TIMEOUT="0.1")
+        drainer = localstate.handoff_lock(git_dir)
+        wait_until(lambda: drainer.exists() and drainer.read_text().strip().isdigit(), "no background process")
+        time.sleep(1.0)  # ten times what the hook itself would have waited: not a measurement
+        assert not no_job(git_dir), hooks_log(project)  # still waiting, not given up
+    finally:
+        writer.close()
+    wait_until(lambda: no_job(git_dir), "the background process hangs")
+    assert spool.pending(git_dir) == [] and hooks_log(project) == ""
+    assert [p for p in staged(project) if p.startswith(".memory/checkpoint-")]
