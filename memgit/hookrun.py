@@ -86,7 +86,8 @@ def read_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
-def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False, wait: float | None = None) -> str:
+def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False,
+        wait: float | None = None) -> str:
     """What to print for one event ("" for nothing); raises on any problem. The events in
     `HANDED_OFF` are written down for the background (`memgit.agents.spool`) unless `handed`
     (the background process running them)."""
@@ -106,7 +107,8 @@ def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False
         return _run(agent, event, cwd, session_id, payload, wait)
 
 
-def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any], at_least: float | None) -> str:
+def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any],
+         at_least: float | None) -> str:
     from memgit.agents import spool  # only a hook that does the work here
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
     from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
@@ -146,7 +148,8 @@ def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> boo
         except OSError:
             pass
     # The folder as this process resolves it: whoever runs the record runs elsewhere.
-    record = {"agent": agent, "event": event, "cwd": os.path.abspath(cwd), "payload": payload, "transcript_end": end}
+    record = {"agent": agent, "event": event, "cwd": os.path.abspath(cwd), "payload": payload,
+              "transcript_end": end}
     both = gitfiles.head_and_branch(found[1]) if found is not None else None
     if found is not None and both is not None:  # the commit and branch the event is about, whenever it runs
         record.update(root=str(found[0]), head=both[0], branch=both[1])
