@@ -148,9 +148,9 @@ def start_hook(cwd: Path, event: str, data: dict[str, Any], **env: str) -> subpr
         )
 
 
-def finish(process: subprocess.Popen[str]) -> tuple[str, bool]:
+def finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[str, bool]:
     """(stdout, whether the warm server answered) of a hook started with `start_hook`."""
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, err
     return out, err.rsplit("\nSERVED ", 1)[1].strip() == "True"
 
@@ -623,3 +623,29 @@ def test_the_background_process_outwaits_another_writer(project: Path, tmp_path:
     wait_until(lambda: no_job(git_dir), "the background process hangs")
     assert spool.pending(git_dir) == [] and hooks_log(project) == ""
     assert [p for p in staged(project) if p.startswith(".memory/checkpoint-")]
+
+
+def test_a_server_that_is_alive_but_not_serving_costs_a_hook_little(project: Path, warm: Any) -> None:
+    server_up(warm, project)
+    pid = warm.running()
+    assert pid and pid > 0
+    os.kill(pid, signal.SIGSTOP)  # stopped: its socket still takes connections, nobody answers
+    try:
+        process = start_hook(
+            project, "user-prompt", {"session_id": "s-stop", "cwd": str(project), "prompt": PROMPT}
+        )
+        try:  # a deadline for a hook that hangs on the server (the agent's own is 60 s), not a measurement
+            out, by_server = finish(process, timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert not by_server and "Exponential backoff" in out
+    # The request was never sent: the server, going on, runs nothing for it (the session holds
+    # what the hook itself gave, and the same prompt again is left out either way).
+    again, _ = finish(
+        start_hook(project, "user-prompt", {"session_id": "s-stop", "cwd": str(project), "prompt": PROMPT})
+    )
+    assert "Exponential backoff" not in again
+    assert hooks_log(project) == ""
