@@ -649,3 +649,21 @@ def test_a_server_that_is_alive_but_not_serving_costs_a_hook_little(project: Pat
     )
     assert "Exponential backoff" not in again
     assert hooks_log(project) == ""
+
+
+def test_a_memory_folder_linked_to_another_repository_answers_nothing(repo: Path, tmp_path: Path) -> None:
+    other = store(git_repo(tmp_path / "other"), "Bravo deadline from another repository")
+    (repo / ".memory").symlink_to(other / ".memory")  # committed: a link out of the work tree
+    git(repo, "add", ".memory")
+    git(repo, "commit", "-q", "-m", "memories elsewhere")
+    session = str(transcript(tmp_path, "make the retry handler back off with jitter"))
+    out, _ = hook(repo, "user-prompt", {"session_id": "s-link", "cwd": str(repo), "prompt": PROMPT})
+    assert out == "" and "Bravo" not in out
+    hook(
+        repo,
+        "pre-compact",
+        {"session_id": "s-link", "cwd": str(repo), "transcript_path": session},
+        MEMGIT_HOOKS_BACKGROUND="1",
+    )
+    wait_until(lambda: no_job(repo / ".git"), "the background process hangs")
+    assert git(other, "status", "--porcelain") == "" and staged(repo) == []  # nothing written there or here
