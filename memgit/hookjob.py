@@ -1,7 +1,8 @@
 """The background process that runs the agent hook events handed off to it, by the name it is
 started with: `python -I -m memgit.hookjob GIT_DIR` (`memgit.agents.spool.start`). It runs
 every record waiting under `<git-dir>/memgit/handoff/`, at low priority, each as the hook
-would have (`memgit.hookrun.run_handed`), failing open into `hooks.log`."""
+would have (`memgit.hookrun.run_handed`), failing open into `hooks.log`; it waits for another
+memgit writer's lock longer than a hook can (`memgit.hookrun.BACKGROUND_LOCK_TIMEOUT`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def main(argv: list[str]) -> int:
         if not localstate.handoffs(git_dir).is_dir():
             return 0
         spool.lower_priority()
-        spool.drain(git_dir, hookrun.run_handed, lambda message: _say(git_dir, message))
+        spool.drain(git_dir, lambda record: hookrun.run_handed(record, wait=hookrun.BACKGROUND_LOCK_TIMEOUT),
+                    lambda message: _say(git_dir, message))
     except BaseException as exc:  # noqa: BLE001 - fail open: one line, exit 0
         if argv:
             _say(Path(argv[0]), f"{type(exc).__name__}: {exc}")

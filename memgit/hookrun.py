@@ -38,6 +38,9 @@ MAX_STDIN = 2_000_000
 #: Seconds a hook waits for another memgit writer's lock (unless $MEMGIT_LOCK_TIMEOUT says
 #: otherwise): it must not outlast the agent's hook timeout.
 LOCK_TIMEOUT = 10.0
+#: Seconds the background process (`memgit.hookjob`) waits for it at least: no agent waits for
+#: it, and a checkpoint it gives up on is lost (another writer's long `reflect`, say).
+BACKGROUND_LOCK_TIMEOUT = 600.0
 EVENTS = ("session-start", "user-prompt", "pre-compact", "session-end", "stop")
 HOOK_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit"}
 #: The events that only hand off: written down and run by a background process.
@@ -83,7 +86,8 @@ def read_payload(stream: Any) -> dict[str, Any]:
     return payload
 
 
-def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False) -> str:
+def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False,
+        wait: float | None = None) -> str:
     """What to print for one event ("" for nothing); raises on any problem. The events in
     `HANDED_OFF` are written down for the background (`memgit.agents.spool`) unless `handed`
     (the background process running them)."""
@@ -100,10 +104,11 @@ def run(agent: str, event: str, payload: dict[str, Any], *, handed: bool = False
     from memgit.git import repostate  # only the event that runs needs it: a hook starts fast
 
     with repostate.held():  # a hook does not move HEAD: git's answers (and its files) hold for it
-        return _run(agent, event, cwd, session_id, payload)
+        return _run(agent, event, cwd, session_id, payload, wait)
 
 
-def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any]) -> str:
+def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, Any],
+         at_least: float | None) -> str:
     from memgit.agents import spool  # only a hook that does the work here
     from memgit.api import open as open_store  # only the event that runs needs it: a hook starts fast
     from memgit.git.repo import lock_timeout  # only the event that runs needs it: a hook starts fast
@@ -111,6 +116,8 @@ def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, 
     # Passed to this store's writer, not set in the environment: a long-lived process that
     # runs hooks would otherwise hand the hook's short wait to every later writer.
     wait = lock_timeout(os.environ.get("MEMGIT_LOCK_TIMEOUT", str(LOCK_TIMEOUT)))
+    if at_least is not None:
+        wait = max(wait, at_least)
     mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True, lock_timeout=wait)
     if event == "session-start" and mem.repo is not None and spool.pending(mem.repo.git_dir):
         # A checkpoint a pre-compact handed off belongs in what a compacted session is given.
@@ -126,18 +133,26 @@ def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> boo
     if os.environ.get("MEMGIT_HOOKS_BACKGROUND", "").strip().lower() in ("0", "false", "no", "off"):
         return False
     from memgit.agents import spool  # only the events that hand off
+    from memgit.git import gitfiles  # only the events that hand off need it
 
-    repo = _repo(cwd)
+    found = gitfiles.locate(cwd)
+    repo = found or _repo(cwd)
     if repo is None or not (repo[0] / ".memory").is_dir():
         return False
     transcript = payload.get("transcript_path")
     end = None
     if isinstance(transcript, str) and transcript:
+        payload = {**payload, "transcript_path": os.path.abspath(transcript)}  # as for the folder, below
         try:
             end = os.stat(transcript).st_size  # what the checkpoint reads: the transcript as it is now
         except OSError:
             pass
-    record = {"agent": agent, "event": event, "cwd": str(cwd), "payload": payload, "transcript_end": end}
+    # The folder as this process resolves it: whoever runs the record runs elsewhere.
+    record = {"agent": agent, "event": event, "cwd": os.path.abspath(cwd), "payload": payload,
+              "transcript_end": end}
+    both = gitfiles.head_and_branch(found[1]) if found is not None else None
+    if found is not None and both is not None:  # the commit and branch the event is about, whenever it runs
+        record.update(root=str(found[0]), head=both[0], branch=both[1])
     try:
         spool.hand_off(repo[1], record)
     except OSError:
@@ -160,9 +175,12 @@ def _repo(cwd: Path) -> tuple[Path, Path] | None:
     return (repo.root, repo.git_dir) if repo else None
 
 
-def run_handed(record: dict[str, Any]) -> None:
-    """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log."""
+def run_handed(record: dict[str, Any], *, wait: float | None = None) -> None:
+    """Run one handed-off event (`memgit.agents.spool` record), failing open into hooks.log;
+    `wait`: seconds to wait for another writer's lock at least."""
     from pathlib import Path  # the background process's
+
+    from memgit.git import repostate  # the background process's
 
     agent, event = str(record.get("agent") or "?"), str(record.get("event") or "?")
     payload = dict(record["payload"])
@@ -173,7 +191,11 @@ def run_handed(record: dict[str, Any]) -> None:
     if isinstance(end, int) and not isinstance(end, bool) and end >= 0:
         payload[TRANSCRIPT_END] = end
     try:
-        run(agent, event, payload, handed=True)
+        with repostate.held():
+            at = _as_of(record)
+            if at is not None:
+                repostate.hold(*at)
+            run(agent, event, payload, handed=True, wait=wait)
     except BaseException as exc:  # as the hook itself: one line in hooks.log, never an error
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -181,6 +203,22 @@ def run_handed(record: dict[str, Any]) -> None:
             log(cwd, agent, event, f"{type(exc).__name__}: {exc}")
         except BaseException:  # noqa: BLE001, S110 - nowhere left to say it
             pass
+
+
+def _as_of(record: dict[str, Any]) -> tuple[Path, str | None, str | None] | None:
+    """(root, HEAD, branch) a record was handed off at, when it says so in a form git's files
+    could hold (a record is local, but nothing in it becomes an option of a git command)."""
+    from pathlib import Path  # the background process's
+
+    from memgit.git import gitfiles  # the background process's
+
+    root, head, branch = record.get("root"), record.get("head"), record.get("branch")
+    if not isinstance(root, str) or not os.path.isabs(root) or not isinstance(head, str):
+        return None
+    if not gitfiles.is_oid(head) or not (branch is None or (isinstance(branch, str) and branch
+                                                              and not branch.startswith("-"))):
+        return None
+    return Path(root), head, branch
 
 
 def _context(event: str, text: str) -> str:

@@ -53,7 +53,7 @@ def state_queries(ws: Workspace) -> list[str]:
         return []
     root = ws.repo.root
     branch = repostate.branch(root) or ""
-    base = repostate.git(root, "merge-base", "HEAD", repostate.default_branch(root)).strip() or None
+    base = repostate.default_base(root)
     files = [c.path for c in repostate.changed_since(root, base)[:15]]
     words = branch.replace("/", " ").replace("-", " ").replace("_", " ")
     return [q for q in (words.strip(), " ".join(files)) if q]

@@ -197,10 +197,7 @@ def save(
     task = taskid.task_for(repo.root, explicit=task, session_id=session)
     start = state.start_commit if state is not None else None
     if start is None:  # no session seen: what the branch changed since the default branch
-        start = (
-            repostate.git(repo.root, "merge-base", "HEAD", repostate.default_branch(repo.root)).strip()
-            or None
-        )
+        start = repostate.default_base(repo.root)
     return write(
         ws,
         task=task,

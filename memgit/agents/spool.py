@@ -2,7 +2,9 @@
 only write down what they were given and return; a detached process does the work.
 
 - `hand_off` writes one record (`<git-dir>/memgit/handoff/<ns>-<pid>.json`: the agent, the
-  event, its payload, the folder it ran in, how long the transcript was then) atomically,
+  event, its payload, the folder it ran in and how long the transcript was then, as absolute
+  paths; HEAD and the branch then, read from git's files, which the event is run as of, so a
+  record run after a checkout or a commit is still about what it was handed off at) atomically,
   then starts `python -I -m memgit.hookjob <git-dir>`: its own session, stdio on /dev/null,
   nice 10. The hook returns without waiting.
 - `drain` runs the records in the order they were written, one process at a time (an

@@ -12,15 +12,19 @@ optimisation only:
 - its socket lives in a private folder (`0700`, owned by the user) under the runtime or temp
   directory; the hook uses it only when the folder and the socket are the user's own, and
   the server answers only its own user (the peer's credentials, on Linux);
-- connecting has a short timeout, answering a long one; anything else (no server, a stale
-  socket, a server whose code changed on disk since it started, which then exits) means
-  "do it here";
+- connecting has a short timeout, and so has the server's one-byte acknowledgement, which
+  the hook waits for before it sends its request (a stopped or wedged server costs a hook
+  `ACK_TIMEOUT`, and never runs a request the hook then runs itself); answering has a long
+  one; anything else (no server, a stale socket, a server whose code changed on disk since
+  it started, which then exits) means "do it here";
 - it exits after `IDLE_SECONDS` without a request (`MEMGIT_WARM_IDLE` seconds if set);
 - `MEMGIT_HOOKS_WARM=0` turns it off (`MEMGIT_INDEX_WARM=0` too).
 
-Wire format: 4-byte big-endian length + UTF-8 JSON, each way. Request: `agent`, `event`,
-`payload`, `cwd`, `env` (the hook's whole environment). Answer: `{"out": text}`, or
-`{"stale": true}` from a server that will not answer.
+Wire format: the server's acknowledgement (one byte, `ACK`), then 4-byte big-endian length +
+UTF-8 JSON, each way. Request: `agent`, `event`, `payload`, `cwd`, `here` (the hook's working
+folder: the child runs there, so a relative folder in the payload means what it means to the
+hook), `env` (the hook's whole environment). Answer: `{"out": text}`, or `{"stale": true}`
+from a server that will not answer.
 """
 
 from __future__ import annotations
@@ -45,6 +49,10 @@ if TYPE_CHECKING:
 
 IDLE_SECONDS = 900.0
 CONNECT_TIMEOUT = 0.05
+#: The server says it took the connection before the hook sends anything: a server that is
+#: alive but not serving (stopped, wedged) costs a hook this long, and never runs its request.
+ACK_TIMEOUT = 1.0
+ACK = b"\x06"
 #: A hook's work takes what it takes (a lock another writer holds, a first sync): the answer
 #: is waited for, within the time an agent gives a hook.
 REPLY_TIMEOUT = 45.0
@@ -128,12 +136,16 @@ def ask(agent: str, event: str, payload: dict[str, Any], cwd: str | Path) -> str
     import socket  # only with a server to ask: a hook with none (or turned off) does without
 
     try:
+        here = os.getcwd()  # where the hook runs: a relative folder in the payload is from here
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
+            conn.settimeout(ACK_TIMEOUT)
+            if _exact(conn, 1) != ACK:
+                return None
             conn.settimeout(REPLY_TIMEOUT)
             _send(conn, {"agent": agent, "event": event, "payload": payload, "cwd": str(cwd),
-                         "env": dict(os.environ), "home": HOME})
+                         "here": here, "env": dict(os.environ), "home": HOME})
             answer = _receive(conn)
     except (OSError, ConnectionError, ValueError, struct.error):
         return None
@@ -238,6 +250,11 @@ def serve(handle: Handler, idle_seconds: float = IDLE_SECONDS) -> None:
             if not _same_user(conn):
                 conn.close()
                 continue
+            try:
+                conn.sendall(ACK)
+            except OSError:  # the hook gave up already: it sent nothing, nothing to run
+                conn.close()
+                continue
             if not _unchanged(stamp):
                 _refuse(conn)
                 break
@@ -302,11 +319,8 @@ def _fork(conn: socket.socket, server: socket.socket, handle: Handler) -> None:
         os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
         from pathlib import Path  # the child's, already imported by the server
 
+        os.chdir(str(request["here"]))  # the hook's own folder (or no answer: the hook does it itself)
         cwd = Path(str(request["cwd"]))
-        try:
-            os.chdir(cwd)
-        except OSError:
-            pass
         payload = request["payload"]
         if not isinstance(payload, dict):
             raise TypeError("payload is not a JSON object")

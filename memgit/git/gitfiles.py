@@ -14,7 +14,8 @@ could make git's own answer differ returns None, and the caller asks git as befo
 - a config that moves the work tree, makes the repository bare, includes other files, keeps
   per-worktree config or refs in another format (`core.worktree`, `core.bare`, `[include]`,
   `extensions.worktreeConfig`, `extensions.refStorage`);
-- a ref that is not a plain object id or a symbolic ref to one.
+- a ref that is not a plain object id or a symbolic ref to one, or is a symbolic link (git
+  takes a HEAD linked to `refs/heads/x` as that branch; a link may lead out of the git dir).
 
 Nothing here reads outside the work tree and the git dir git itself would use: a `.git` file
 cannot be committed, so it is the clone's own.
@@ -34,6 +35,11 @@ _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 #: Config that makes git's answer something else than this module's reading of the files.
 _UNUSUAL_CONFIG = re.compile(r"worktree|\bbare\s*(?:=\s*(?:true|yes|on|1)\b|$)|\[\s*include|refstorage",
                              re.IGNORECASE | re.MULTILINE)
+
+
+def is_oid(text: str) -> bool:
+    """Whether `text` is a full object id (SHA-1 or SHA-256), as git writes one."""
+    return _OID.fullmatch(text) is not None
 
 
 def _mine(st: os.stat_result) -> bool:
@@ -136,6 +142,8 @@ class Refs:
             return None
         # Per-worktree refs live in the worktree's git dir, the rest in the common one.
         base = self.git_dir if name == "HEAD" or name.startswith(("refs/worktree/", "refs/bisect/")) else self.common
+        if os.path.islink(base / name):
+            return None  # a symbolic link git reads its own way (a HEAD linked to its branch)
         try:
             return (base / name).read_text(encoding="utf-8").strip()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):

@@ -43,11 +43,19 @@ _HELD: dict[Path, tuple[str | None, str | None]] | None = None  # root -> (HEAD,
 def held() -> Iterator[None]:
     """Remember HEAD and the branch for the block (for a short process that does not move HEAD)."""
     global _HELD
-    outer, _HELD = _HELD, {} if _HELD is None else _HELD
+    outer, _HELD = _HELD, {} if _HELD is None else dict(_HELD)  # what a block inside holds stays in it
     try:
         yield
     finally:
         _HELD = outer
+
+
+def hold(root: Path, head: str | None, branch: str | None) -> None:
+    """Inside `held()`: take HEAD and the branch of `root` to be these (as they were when a hook
+    handed its event off, `memgit.hookrun`), whatever they are now."""
+    if _HELD is None:
+        raise RuntimeError("repostate.hold outside repostate.held()")
+    _HELD[root] = (head, branch)
 
 
 def holding() -> bool:
@@ -121,6 +129,12 @@ def default_branch(root: Path) -> str:
         if f"refs/heads/{name}" in refs:
             return name
     return "main"
+
+
+def default_base(root: Path) -> str | None:
+    """The commit HEAD left the default branch at (`git merge-base`), None when none is known.
+    The branch's name is the remote's to choose (`--is-ancestor` is a valid one): never an option."""
+    return git(root, "merge-base", "--end-of-options", "HEAD", default_branch(root)).strip() or None
 
 
 @dataclass(frozen=True)
