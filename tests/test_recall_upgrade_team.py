@@ -60,3 +60,35 @@ def test_a_file_written_in_the_same_clock_tick_as_remember_is_recalled(mem, repo
     assert [h.memory.title for h in found] == ["Zebra crossing rules"]
     found = _cli(repo, "recall", "zebra crossing")
     assert "Zebra crossing rules" in found.stdout, found.stderr
+
+
+def test_a_memory_edited_in_place_is_answered_as_it_is_now(mem, repo: Path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    folder = repo / ".memory"
+    for i in range(250):  # more than the rolling stat takes in one call
+        (folder / f"t{i:03d}.md").write_text(
+            f"---\nid: m-{i + 4096:06x}\ntitle: Topic {i}\nkind: fact\n---\nDeploy step number {i}.\n")
+    for _ in range(3):  # the first calls stat every file, the third the next 100 only
+        assert "Topic" in _cli(repo, "recall", "deploy step").stdout
+    db = repo / ".git" / "memgit" / "index.db"
+    with sqlite3.connect(db) as conn:  # the last file the rolling stat took: the next call starts after it
+        cursor = conn.execute("SELECT value FROM meta WHERE key = 'cursor'").fetchone()[0]
+    assert isinstance(cursor, str)
+    target = folder / cursor
+    inode = target.stat().st_ino
+    # Saved the way VS Code saves: truncated and written, same inode, the folder's mtime unmoved.
+    with open(target, "r+", encoding="utf-8") as handle:
+        text = handle.read()
+        handle.seek(0)
+        handle.truncate()
+        handle.write(text.replace("Deploy step number", "Braintree callbacks retry, formerly step"))
+    assert target.stat().st_ino == inode
+    # Asked in its old words at once: the hit the stale index finds is answered as it is now.
+    number = int(cursor[1:4])
+    found = json.loads(_cli(repo, "recall", f"deploy step number {number}", "--json").stdout)
+    mine = [h for h in found if h["path"] == f".memory/{cursor}"]
+    assert mine and "Braintree" in mine[0]["memory"]["body"]
+    found = json.loads(_cli(repo, "recall", "braintree callbacks", "--json").stdout)
+    assert [h["path"] for h in found][:1] == [f".memory/{cursor}"]
+    assert "Braintree" in found[0]["memory"]["body"]

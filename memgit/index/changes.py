@@ -204,6 +204,22 @@ class Detector:
             self._rolling(scan)
         return scan
 
+    def detect_files(self, memory_ids: list[str]) -> Scan:
+        """Only the files of `memory_ids` stat'ed against the index: the hits a recall is about
+        to return, which an edit in place the rolling stat has not reached yet may have changed."""
+        scan = Scan()
+        rows = self.conn.execute(
+            f"SELECT rel, size, mtime_ns FROM files WHERE memory_id IN ({', '.join('?' * len(memory_ids))})",
+            memory_ids).fetchall() if memory_ids else []
+        for rel, size, mtime_ns in rows:
+            now_stat = stat(self.root / rel)
+            scan.checked += 1
+            if now_stat is None:
+                scan.removed.add(rel)
+            elif now_stat[0] != size or now_stat[1] != mtime_ns:
+                scan.changed[rel] = now_stat
+        return scan
+
     def _scan_dir(self, rel_dir: str, scan: Scan, now: int, known_dirs: dict[str, int],
                   stat_all: bool) -> None:
         """List one folder against the index, and its new subfolders recursively."""
