@@ -183,9 +183,20 @@ class Index:
             except self.db.driver.Error as exc:
                 self.db.warn_once(f"embed:{exc}", f"could not store vectors ({exc})")
 
-    def _sync_files(self, report: SyncReport, full: bool, rolling: bool = True) -> None:
+    def refresh(self, memory_ids: list[str]) -> bool:
+        """Re-read the files of `memory_ids` that changed on disk since the index read them
+        (recall's hits, before they are answered); True when a memory changed or went."""
+        report = SyncReport()
+        try:
+            self.db.guard(lambda: self._sync_files(report, False, only=memory_ids))
+        except self.db.driver.Error:
+            return False  # busy or read-only: answer from the last update, as sync does
+        return report.touched > 0
+
+    def _sync_files(self, report: SyncReport, full: bool, rolling: bool = True,
+                    only: list[str] | None = None) -> None:
         seen = self.db.meta("last_sync")  # moves with every sync any process applies
-        scan, parsed = self._scan(full, rolling)
+        scan, parsed = self._scan(full, rolling, only)
         report.checked = scan.checked
         if not scan:
             if scan.cursor is not None or scan.rolled is not None:
@@ -195,7 +206,7 @@ class Index:
             if self.db.meta("last_sync") != seen:
                 # Another process applied a sync since this scan began: the scan may hold what
                 # that one has since undone. Look again, now that no one else can write.
-                scan, parsed = self._scan(full, rolling)
+                scan, parsed = self._scan(full, rolling, only)
             self._apply(scan, parsed, report)
             if scan.cursor is not None:
                 self.db.set_meta("cursor", scan.cursor)
@@ -203,12 +214,14 @@ class Index:
                 self.db.set_meta("rolled", repr(scan.rolled))
             self.db.set_meta("last_sync", str(time.time()))
 
-    def _scan(self, full: bool, rolling: bool = True) -> tuple[Scan, list[Parsed]]:
-        """What changed in the folder, and the changed files parsed (a file gone is removed)."""
-        scan = changes.Detector(self.db, self.store).detect(full, rolling=rolling)
+    def _scan(self, full: bool, rolling: bool = True,
+              only: list[str] | None = None) -> tuple[Scan, list[Parsed]]:
+        """What changed in the folder (or in the files of the memories `only`), and the changed
+        files parsed (a file gone is removed)."""
+        detector = changes.Detector(self.db, self.store)
+        scan = detector.detect(full, rolling=rolling) if only is None else detector.detect_files(only)
         now = time.time_ns()
         parsed: list[Parsed] = []
-        detector = changes.Detector(self.db, self.store)
         for rel in sorted(scan.changed):
             item = detector.read(rel, scan.changed[rel], now)
             if item is None:

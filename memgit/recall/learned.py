@@ -75,7 +75,7 @@ def multipliers(git_dir: Path | None) -> Multipliers:
             continue
         try:
             triple = tuple(_bounded(float(values.get(c, 1.0))) for c in CHANNELS)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: a 400-digit integer
             continue
         out[str(kind)] = (triple[0], triple[1], triple[2])
     return out

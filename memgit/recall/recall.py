@@ -133,6 +133,13 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
             ordered[position] = Ranked(mid, 1.0, 1.0, {**by_id[mid].channels, "exact": 1.0})
     ordered += [r for r in ranked if r.id not in set(exact)]
     ordered = ordered[:k]
+    if sync and index.refresh([r.id for r in ordered]):
+        # A hit's file was edited in place (or deleted) since the index read it, and the rolling
+        # stat had not reached it yet: answer from the files as they are now.
+        return recall(index, query, k=k, task_id=task_id, kinds=kinds, min_score=min_score,
+                      budget_tokens=budget_tokens, include_archived=include_archived, config=config,
+                      path_prefix=path_prefix, sync=False, deep=deep, links=links, cochange=cochange,
+                      learned=learned)
 
     missing = [r.id for r in ordered if r.id not in memories]
     memories.update(index.memories(missing))
