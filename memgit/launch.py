@@ -95,3 +95,25 @@ def detach(args: Sequence[str]) -> None:
 
     subprocess.Popen(list(args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True)
+
+
+def holder(lock: str | os.PathLike[str]) -> int | None:
+    """The pid that the process holding `lock` (an `flock` held by a background job or server
+    memgit started) wrote in it, -1 when it wrote none; None when no process holds it, there
+    is no such file, or the platform has no `flock`."""
+    try:
+        import fcntl  # POSIX only
+    except ImportError:
+        return None
+    try:
+        with open(lock) as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:  # held
+                handle.seek(0)
+                text = handle.read().strip()
+                return int(text) if text.isdigit() else -1
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except OSError:
+        return None
+    return None

@@ -169,19 +169,9 @@ def spawn() -> None:
 
 def running() -> int | None:
     """The pid of this user's server for this interpreter, or None when none runs."""
-    import fcntl  # POSIX only (flock)
+    from memgit import launch  # only when asked (a hook that a server answers never is)
 
-    try:
-        with open(socket_path().with_suffix(".lock")) as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                text = handle.read().strip()
-                return int(text) if text.isdigit() else -1
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    except OSError:
-        return None
-    return None
+    return launch.holder(socket_path().with_suffix(".lock"))
 
 
 def _code_stamp() -> dict[str, tuple[int, int]]:

@@ -89,22 +89,7 @@ def failed_path(db_path: Path) -> Path:
 
 def running(db_path: Path) -> int | None:
     """The pid of the job embedding for this index, or None when none runs."""
-    try:
-        import fcntl  # POSIX only (flock)
-    except ImportError:  # no flock here: no job was ever started either
-        return None
-    try:
-        with open(lock_path(db_path), "r") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:  # held: a job runs
-                handle.seek(0)
-                text = handle.read().strip()
-                return int(text) if text.isdigit() else -1
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    except OSError:
-        return None
-    return None
+    return launch.holder(lock_path(db_path))
 
 
 def start(db_path: Path, embedder_name: str) -> str:
