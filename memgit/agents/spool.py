@@ -25,8 +25,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,30 +76,8 @@ def start(git_dir: Path) -> None:
             pass
 
 
-@contextmanager
-def _locked(git_dir: Path, wait: float) -> Iterator[bool]:
-    import fcntl  # POSIX only (flock)
-
-    path = localstate.handoff_lock(git_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    yield False
-                    return
-                time.sleep(0.02)
-        handle.truncate(0)
-        handle.write(str(os.getpid()))
-        handle.flush()
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _locked(git_dir: Path, wait: float) -> localstate.PidLock:
+    return localstate.PidLock(localstate.handoff_lock(git_dir), wait)
 
 
 Run = Callable[[dict[str, Any]], None]

@@ -152,3 +152,45 @@ def replace(path: Path, data: str | bytes, *, durable: bool = False) -> None:
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class PidLock:
+    """`with PidLock(path, wait) as mine:` takes an exclusive `flock` on `path` (created if
+    missing), trying for up to `wait` seconds: `mine` is True with the lock held and this
+    process's pid written in the file (what `memgit.launch.holder` reads), False when another
+    process holds it. The lock goes with the block, or with the process if it is killed."""
+
+    def __init__(self, path: Path, wait: float) -> None:
+        self.path, self.wait = path, wait
+        self._handle: Any = None
+
+    def __enter__(self) -> bool:
+        import fcntl  # POSIX only (flock)
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+")
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    handle.close()
+                    return False
+                time.sleep(0.02)
+        handle.truncate(0)
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._handle = handle
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            import fcntl  # POSIX only (flock)
+
+            try:
+                fcntl.flock(self._handle, fcntl.LOCK_UN)
+            finally:
+                self._handle.close()
+                self._handle = None

@@ -31,8 +31,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from memgit import launch
@@ -130,31 +128,11 @@ def _start(db_path: Path, embedder_name: str) -> str:
     return "started"
 
 
-@contextmanager
-def hold(db_path: Path) -> Iterator[bool]:
-    """Take the index's embedding lock for the block: True when this process embeds, False
-    when another (a job, a hook's sync) already does and this one should leave it the work."""
-    import fcntl  # POSIX only (flock)
-
-    lock_path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path(db_path), "a+") as lock:
-        for attempt in range(5):
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                # Another embeds, or `running()` is looking (it holds the lock for microseconds).
-                if attempt == 4:
-                    yield False
-                    return
-                time.sleep(0.02)
-        lock.truncate(0)
-        lock.write(str(os.getpid()))
-        lock.flush()
-        try:
-            yield True
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+def hold(db_path: Path) -> localstate.PidLock:
+    """Take the index's embedding lock for the block (`with hold(db) as mine:`): True when
+    this process embeds, False when another (a job, a hook's sync) already does and this one
+    should leave it the work. A few short tries: `running()` holds it for microseconds."""
+    return localstate.PidLock(lock_path(db_path), 0.08)
 
 
 def log(db_path: Path, message: str) -> None:
