@@ -61,14 +61,8 @@ def path(git_dir: Path) -> Path:
 def multipliers(git_dir: Path | None) -> Multipliers:
     """Per query kind, the learned (keyword, vector, anchor) multipliers; {} when none were
     learned (no file, too few verdicts, or a file memgit cannot read: recall goes on)."""
-    if git_dir is None:
-        return {}
-    try:
-        data = json.loads(path(git_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
     out: Multipliers = {}
-    kinds = data.get("kinds") if isinstance(data, dict) else None
+    kinds = _kinds(git_dir)
     for kind, entry in (kinds.items() if isinstance(kinds, dict) else ()):
         values = entry.get("multipliers") if isinstance(entry, dict) else None
         if not isinstance(values, dict):
@@ -79,6 +73,17 @@ def multipliers(git_dir: Path | None) -> Multipliers:
             continue
         out[str(kind)] = (triple[0], triple[1], triple[2])
     return out
+
+
+def _kinds(git_dir: Path | None) -> object:
+    """The file's "kinds" as read (checked by the caller), None without a readable file."""
+    if git_dir is None:
+        return None
+    try:
+        data = json.loads(path(git_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("kinds") if isinstance(data, dict) else None
 
 
 def _bounded(value: float) -> float:
@@ -145,14 +150,8 @@ def update(git_dir: Path) -> dict[str, Any]:
 
 def summary(git_dir: Path | None) -> dict[str, Any]:
     """For `memgit stats`: per query kind, its verdicts and multipliers (1.0 until learned)."""
-    if git_dir is None:
-        return {}
-    try:
-        data = json.loads(path(git_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    kinds = _kinds(git_dir)
     learned = multipliers(git_dir)
-    kinds = data.get("kinds") if isinstance(data, dict) else None
     out: dict[str, Any] = {}
     for kind, entry in sorted(kinds.items() if isinstance(kinds, dict) else ()):
         if not isinstance(entry, dict):
