@@ -31,6 +31,7 @@ from memgit.agents import warmhooks
 # each costs about a bare Python start of its own.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -121,9 +122,23 @@ def _run(agent: str, event: str, cwd: Path, session_id: str, payload: dict[str, 
     mem = open_store(cwd, warn=lambda message: log(cwd, agent, event, message), warm=True, lock_timeout=wait)
     if event == "session-start" and mem.repo is not None and spool.pending(mem.repo.git_dir):
         # A checkpoint a pre-compact handed off belongs in what a compacted session is given.
-        spool.drain(mem.repo.git_dir, run_handed, lambda m: log(cwd, agent, event, m), wait=wait)
+        _drain(mem.repo.git_dir, lambda m: log(cwd, agent, event, m), wait)
     text = mem.hook_event(agent, event, session_id, payload)
     return _context(event, text) if event in HOOK_NAMES else ""
+
+
+def _drain(git_dir: Path, say: Callable[[str], None], wait: float) -> None:
+    """What was handed off, run before a session starts: at most a bounded part of a backlog
+    (`memgit.agents.spool.INLINE_RECORDS`, `INLINE_SECONDS`), the rest left, in order, to the
+    background process, started for it."""
+    from memgit.agents import spool  # only a hook that does the work here
+
+    if spool.drain(git_dir, run_handed, say, wait=wait, most=spool.INLINE_RECORDS, seconds=spool.INLINE_SECONDS):
+        return
+    left = len(spool.pending(git_dir))
+    if left:
+        say(f"left {left} handed-off hook events to the background process")
+        spool.start(git_dir)
 
 
 def _hand_off(agent: str, event: str, cwd: Path, payload: dict[str, Any]) -> bool:

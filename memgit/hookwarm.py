@@ -14,7 +14,10 @@ from memgit.agents import warmhooks
 
 def main() -> int:
     try:
-        os.chdir(warmhooks.socket_path().parent)  # not the repository the first hook ran in
+        path = warmhooks.socket_path()
+        if path is None:  # no socket path fits: no server
+            return 0
+        os.chdir(path.parent)  # not the repository the first hook ran in
         from memgit import api  # noqa: F401 - what every hook imports, imported once here
         from memgit.agents import hookevents  # noqa: F401 - as above
 

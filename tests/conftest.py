@@ -74,3 +74,57 @@ def mem(repo: Path):  # type: ignore[no-untyped-def]
     store = memgit.open(repo, warn=lambda message: None)
     store.init()
     return store
+
+
+class PreCommit:
+    """The pre-commit framework with memgit's `.pre-commit-hooks.yaml`, as a user's
+    `.pre-commit-config.yaml` names it: `repo:` one clone of this checkout (its uncommitted
+    changes to tracked files committed in the clone, as `pre-commit try-repo` does), `rev:`
+    that commit. Every test shares one PRE_COMMIT_HOME, so the framework builds its virtualenv
+    with memgit once for the run; `try-repo` makes a new repository, and so a new build, on
+    every call."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._config: Path | None = None
+
+    def config(self) -> Path:
+        if self._config is None:
+            env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GIT_")}
+            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=__import__("os").devnull,
+                       GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                       GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+
+            def run(*args: str, cwd: Path, extra: dict[str, str] | None = None) -> str:
+                return subprocess.run(["git", *args], cwd=cwd, env={**env, **(extra or {})}, check=True,
+                                      capture_output=True, text=True).stdout.strip()
+
+            shadow = self.folder / "memgit-checkout"
+            head = run("rev-parse", "HEAD", cwd=ROOT)
+            run("clone", "-q", str(ROOT), str(shadow), cwd=self.folder)
+            run("checkout", "-q", head, "-b", "_pc_tmp", cwd=shadow)
+            into = {"GIT_INDEX_FILE": str(shadow / ".git" / "index"),
+                    "GIT_OBJECT_DIRECTORY": str(shadow / ".git" / "objects")}
+            run("add", "-u", cwd=ROOT, extra=into)  # this checkout's changes, into the clone's index
+            if run("diff", "--cached", "--name-only", cwd=shadow):
+                run("commit", "-q", "--no-verify", "-m", "this checkout", cwd=shadow)
+            rev = run("rev-parse", "HEAD", cwd=shadow)
+            self._config = self.folder / "pre-commit-config.yaml"
+            self._config.write_text(f"repos:\n- repo: {shadow}\n  rev: {rev}\n"
+                                    "  hooks:\n  - id: memgit-memory\n  - id: memgit-rules\n")
+        return self._config
+
+    def run(self, repo: Path, hook: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """`pre-commit run HOOK` in `repo` on its staged files, as `git commit` would run it."""
+        import sys
+
+        env = {**env, "PRE_COMMIT_HOME": str(self.folder / "home")}
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--config", str(self.config()), hook],
+                              cwd=repo, capture_output=True, text=True, env=env, check=False)
+
+
+@pytest.fixture(scope="session")
+def pre_commit(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
+    """One pre-commit set-up for the whole run (`PreCommit`)."""
+    pytest.importorskip("pre_commit")
+    return PreCommit(tmp_path_factory.mktemp("pre-commit"))

@@ -18,7 +18,7 @@ from memgit.git import hooks as githooks
 from memgit import githooks as hook_entry
 from memgit.git import repo as gitrepo
 
-from .conftest import git
+from .conftest import PreCommit, git
 
 FOREIGN = "#!/bin/sh\necho foreign-$(basename \"$0\") >> \"$(git rev-parse --git-common-dir)/foreign.log\"\nexit 0\n"
 
@@ -269,29 +269,21 @@ def test_worktrees_share_the_hooks(tmp_path: Path, repo: Path, mem: memgit.Memgi
 REAL_PIP_CACHE = Path.home() / ".cache" / "pip"  # read before the fixture isolates HOME
 
 
-def test_the_pre_commit_framework_runs_the_shipped_hook(tmp_path: Path, repo: Path) -> None:
-    """`pre-commit try-repo` with this repository's .pre-commit-hooks.yaml (installs memgit into
-    the framework's own virtualenv, as a user's pre-commit would)."""
-    pytest.importorskip("pre_commit")
-    from .conftest import ROOT
-
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+def test_the_pre_commit_framework_runs_the_shipped_hook(repo: Path, pre_commit: PreCommit) -> None:
+    """`pre-commit run` with this repository's .pre-commit-hooks.yaml (installs memgit into the
+    framework's own virtualenv, as a user's pre-commit would)."""
+    env = dict(os.environ)
     if REAL_PIP_CACHE.is_dir():
         env["PIP_CACHE_DIR"] = str(REAL_PIP_CACHE)
     (repo / ".memory").mkdir()
     (repo / ".memory" / "ok.md").write_text("# Deploys go through CI\n")
     git(repo, "add", ".memory")
-
-    def try_repo() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "memgit-memory"],
-                              cwd=repo, capture_output=True, text=True, env=env, check=False)
-
-    passed = try_repo()
+    passed = pre_commit.run(repo, "memgit-memory", env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "memgit memory files (lint, secrets)" in passed.stdout and "Passed" in passed.stdout
     (repo / ".memory" / "s.md").write_text('---\ntitle: s\n---\n\npassword = "Xk29!aa-Q71z"\n')
     git(repo, "add", ".memory")
-    failed = try_repo()
+    failed = pre_commit.run(repo, "memgit-memory", env)
     assert failed.returncode == 1
     assert ".memory/s.md:5: this looks like a secret" in failed.stdout
 

@@ -20,7 +20,7 @@ from memgit.agents import rulesblock, rulesfile
 from memgit.cli import cli
 from memgit.errors import MemgitError
 
-from .conftest import git
+from .conftest import PreCommit, git
 
 
 def run(repo: Path, *args: str) -> tuple[int, str, str]:
@@ -304,26 +304,19 @@ def test_a_memory_commit_carries_the_block_so_teammates_pull_a_clean_tree(repo: 
     assert git(bob, "status", "--porcelain") == ""
 
 
-def test_the_pre_commit_framework_runs_the_rules_check(tmp_path: Path, store, repo: Path) -> None:
-    """`pre-commit try-repo` with this repository's .pre-commit-hooks.yaml, as a user's pre-commit would."""
-    pytest.importorskip("pre_commit")
-    from .conftest import ROOT
+def test_the_pre_commit_framework_runs_the_rules_check(store, repo: Path, pre_commit: PreCommit) -> None:
+    """`pre-commit run` with this repository's .pre-commit-hooks.yaml, as a user's pre-commit would."""
     from .test_githooks import REAL_PIP_CACHE
 
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    env = dict(os.environ)
     if REAL_PIP_CACHE.is_dir():
         env["PIP_CACHE_DIR"] = str(REAL_PIP_CACHE)
     run(repo, "rules")
     git(repo, "add", "AGENTS.md")
-
-    def try_repo() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "memgit-rules"],
-                              cwd=repo, capture_output=True, text=True, env=env, check=False)
-
-    passed = try_repo()
+    passed = pre_commit.run(repo, "memgit-rules", env)
     assert passed.returncode == 0 and "memgit block in agents' rules files" in passed.stdout, passed.stdout
     store.remember("Name branches after the ticket", kind="convention", commit=False)
     git(repo, "add", ".memory")
-    failed = try_repo()
+    failed = pre_commit.run(repo, "memgit-rules", env)
     assert failed.returncode == 1
     assert "AGENTS.md: the memgit block is out of date with .memory/" in failed.stdout

@@ -13,7 +13,13 @@ only write down what they were given and return; a detached process does the wor
   the work to its holder, which looks again after letting the lock go, so a record written
   meanwhile is never left behind.
 - The `session-start` hook drains first (waiting for the background process if it runs): the
-  checkpoint a `pre-compact` handed off is there when the compacted session starts again.
+  checkpoint a `pre-compact` handed off is there when the compacted session starts again. It
+  runs at most `INLINE_RECORDS` records, for at most `INLINE_SECONDS`, so that a backlog
+  cannot outlast the agent's hook timeout; the rest, still in order, is left to the
+  background process it starts.
+- A draining process removes what a writer killed half-way left behind (the partly written
+  `.<record>.<pid>.tmp`, never run): once that pid is gone, or after `LEFTOVER_SECONDS` (a
+  pid reused since); never a file whose writer is still at it.
 
 A record that cannot be read is dropped with a line in `hooks.log`; one older than
 `STALE_SECONDS` too (whatever it was about is over).
@@ -36,6 +42,11 @@ STALE_SECONDS = 86_400.0
 NICE = 10
 #: Bytes a record may hold (a hook's payload is at most ~2 MB).
 MAX_RECORD = 4_000_000
+#: What the `session-start` hook runs of a backlog itself, at most (records, seconds).
+INLINE_RECORDS = 8
+INLINE_SECONDS = 5.0
+#: A partly written record this old is a leftover whoever wrote it (writing one takes a moment).
+LEFTOVER_SECONDS = 3600.0
 
 
 def pending(git_dir: Path) -> list[Path]:
@@ -84,23 +95,66 @@ Run = Callable[[dict[str, Any]], None]
 Say = Callable[[str], None]
 
 
-def drain(git_dir: Path, run: Run, say: Say, *, wait: float = 0.0) -> bool:
+def drain(git_dir: Path, run: Run, say: Say, *, wait: float = 0.0, most: int | None = None,
+          seconds: float | None = None) -> bool:
     """Run every record waiting, oldest first, each removed once it ran (`run` fails open on
-    its own). `wait`: seconds to wait for another drainer. Returns False when another held
-    the lock past `wait` (it runs them)."""
+    its own). `wait`: seconds to wait for another drainer. `most`, `seconds`: stop after that
+    many records, or once a record ends that long after the lock was taken, leaving the rest where they are (in order,
+    for the next drainer). Returns False when another held the lock past `wait` (it runs them)
+    or records were left."""
+    began: float | None = None
+    done = 0
     while True:
         with _locked(git_dir, wait) as mine:
             if not mine:
                 return False
+            began = time.monotonic() if began is None else began
+            _sweep(git_dir, say)
             for path in pending(git_dir):
+                if (most is not None and done >= most) or (
+                        seconds is not None and time.monotonic() - began >= seconds):
+                    return False
                 record = _read(path, say)
                 try:
                     if record is not None:
                         run(record)
                 finally:  # a process killed while running it leaves the record for the next
                     path.unlink(missing_ok=True)
+                done += 1
         if not pending(git_dir):  # written while the lock was let go: run by this process
             return True
+
+
+def _sweep(git_dir: Path, say: Say) -> None:
+    """Remove the partly written records (`localstate.replace`'s `.<name>.<pid>.tmp`) whose
+    writer is gone, or that are older than `LEFTOVER_SECONDS`."""
+    folder = localstate.handoffs(git_dir)
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(".") and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[:-len(".tmp")].rsplit(".", 1)[-1]
+        try:
+            old = time.time() - os.lstat(folder / name).st_mtime > LEFTOVER_SECONDS
+            if not old and pid.isdigit() and _alive(int(pid)):
+                continue  # being written
+            os.unlink(folder / name)
+        except OSError:
+            continue
+        say(f"removed a hand-off record its writer left unfinished: {name}")
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _read(path: Path, say: Say) -> dict[str, Any] | None:

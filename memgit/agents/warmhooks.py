@@ -10,7 +10,8 @@ server itself never runs a hook, so nothing it holds can go stale between two. I
 optimisation only:
 
 - its socket lives in a private folder (`0700`, owned by the user) under the runtime or temp
-  directory; the hook uses it only when the folder and the socket are the user's own, and
+  directory, the first whose path fits in a Unix socket address (108 bytes; none: no server);
+  the hook uses it only when the folder and the socket are the user's own, and
   the server answers only its own user (the peer's credentials, on Linux);
 - connecting has a short timeout, and so has the server's one-byte acknowledgement, which
   the hook waits for before it sends its request (a stopped or wedged server costs a hook
@@ -23,7 +24,8 @@ optimisation only:
 Wire format: the server's acknowledgement (one byte, `ACK`), then 4-byte big-endian length +
 UTF-8 JSON, each way. Request: `agent`, `event`, `payload`, `cwd`, `here` (the hook's working
 folder: the child runs there, so a relative folder in the payload means what it means to the
-hook), `env` (the hook's whole environment). Answer: `{"out": text}`, or `{"stale": true}`
+hook), `env` (the hook's whole environment), `umask` (the hook's: the files the child writes
+get the modes the hook's own process would give them). Answer: `{"out": text}`, or `{"stale": true}`
 from a server that will not answer.
 """
 
@@ -69,19 +71,33 @@ def turned_off() -> bool:
 HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _socket_file() -> str:
+#: Bytes an AF_UNIX socket's path may hold, its final NUL included (Linux; 104 elsewhere).
+SOCKET_PATH_MAX = 108 if sys.platform.startswith("linux") else 104
+
+
+def _socket_file() -> str | None:
+    """The first of the runtime folder, $TMPDIR and /tmp where this user's socket's path fits
+    in an AF_UNIX address (a long HOME or TMPDIR must not start a server that cannot bind);
+    None when it fits nowhere (no server then)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = runtime if runtime and os.path.isdir(runtime) else os.environ.get("TMPDIR") or "/tmp"
     key = f"{sys.executable}\0{HOME}".encode()
     digest = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
-    return os.path.join(base, f"memgit-{os.getuid()}", f"hooks-{digest}.sock")
+    name = os.path.join(f"memgit-{os.getuid()}", f"hooks-{digest}.sock")
+    bases = [runtime] if runtime and os.path.isdir(runtime) else []
+    for base in [*bases, os.environ.get("TMPDIR") or "/tmp", "/tmp"]:
+        path = os.path.join(base, name)
+        if len(os.fsencode(path)) < SOCKET_PATH_MAX:
+            return path
+    return None
 
 
-def socket_path() -> Path:
-    """This user's socket for this interpreter and this installation of memgit."""
+def socket_path() -> Path | None:
+    """This user's socket for this interpreter and this installation of memgit (None: no
+    path fits, `_socket_file`)."""
     from pathlib import Path  # not on a hook's own path (`ask`)
 
-    return Path(_socket_file())
+    path = _socket_file()
+    return Path(path) if path is not None else None
 
 
 def _private(folder: str | Path, create: bool = False) -> bool:
@@ -131,12 +147,14 @@ def _exact(conn: socket.socket, size: int) -> bytes:
 def ask(agent: str, event: str, payload: dict[str, Any], cwd: str | Path) -> str | None:
     """The hook's answer from a running server, or None (do it here). Never raises."""
     path = _socket_file()
-    if not _own_socket(path) or not _private(os.path.dirname(path)):
+    if path is None or not _own_socket(path) or not _private(os.path.dirname(path)):
         return None
     import socket  # only with a server to ask: a hook with none (or turned off) does without
 
     try:
         here = os.getcwd()  # where the hook runs: a relative folder in the payload is from here
+        mask = os.umask(0o077)  # the hook's umask, for the files the child writes for it
+        os.umask(mask)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
@@ -145,7 +163,8 @@ def ask(agent: str, event: str, payload: dict[str, Any], cwd: str | Path) -> str
                 return None
             conn.settimeout(REPLY_TIMEOUT)
             _send(conn, {"agent": agent, "event": event, "payload": payload, "cwd": str(cwd),
-                         "here": here, "env": dict(os.environ), "home": HOME})
+                         "here": here, "env": dict(os.environ), "home": HOME,
+                         "umask": mask})
             answer = _receive(conn)
     except (OSError, ConnectionError, ValueError, struct.error):
         return None
@@ -159,7 +178,7 @@ def spawn() -> None:
     from memgit import launch  # only when no server answered
 
     path = socket_path()
-    if not _private(path.parent, create=True):
+    if path is None or not _private(path.parent, create=True):
         return
     try:
         launch.detach(launch.argv("memgit.hookwarm"))
@@ -171,7 +190,8 @@ def running() -> int | None:
     """The pid of this user's server for this interpreter, or None when none runs."""
     from memgit import launch  # only when asked (a hook that a server answers never is)
 
-    return launch.holder(socket_path().with_suffix(".lock"))
+    path = socket_path()
+    return launch.holder(path.with_suffix(".lock")) if path is not None else None
 
 
 def _code_stamp() -> dict[str, tuple[int, int]]:
@@ -205,7 +225,7 @@ def serve(handle: Handler, idle_seconds: float = IDLE_SECONDS) -> None:
     import socket  # the server's own
 
     path = socket_path()
-    if not _private(path.parent, create=True):
+    if path is None or not _private(path.parent, create=True):
         return
     lock = open(path.with_suffix(".lock"), "a+")  # noqa: SIM115 - held for the process's life
     try:
@@ -305,6 +325,10 @@ def _fork(conn: socket.socket, server: socket.socket, handle: Handler) -> None:
         request = _receive(conn)
         if request.get("home") != HOME:
             raise ValueError("a hook of another installation of memgit")
+        mask = request["umask"]
+        if not isinstance(mask, int) or isinstance(mask, bool) or not 0 <= mask <= 0o777:
+            raise TypeError("no umask in the request")
+        os.umask(mask)  # the hook's own, not the server's: the files it writes get the caller's modes
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
         from pathlib import Path  # the child's, already imported by the server
