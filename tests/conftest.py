@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -31,7 +32,7 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.delenv("GIT_DIR", raising=False)
     monkeypatch.delenv("GIT_WORK_TREE", raising=False)
     monkeypatch.delenv("GIT_INDEX_FILE", raising=False)
-    for name in list(__import__("os").environ):
+    for name in list(os.environ):
         if name.startswith("MEMGIT_"):
             monkeypatch.delenv(name)
     # Most tests don't need vectors; the end-to-end tests turn the real embedder on.
@@ -90,8 +91,8 @@ class PreCommit:
 
     def config(self) -> Path:
         if self._config is None:
-            env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GIT_")}
-            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=__import__("os").devnull,
+            env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+            env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
                        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
                        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
 
