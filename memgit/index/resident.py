@@ -1,0 +1,204 @@
+"""The stored vectors kept in the process, for the vector channel's two stages.
+
+Past a couple of thousand vectors the vector channel and the passages shortlist the stored
+vectors by hamming distance over their sign bits, then score the shortlist by exact cosine
+(`memgit.index.channels.vector`, `memgit.index.passages.best`). In SQL that is, on every
+recall, a scan of every row's bits and then a B-tree lookup and a 1.5 KB read per
+shortlisted row: at 10k generated memories (11k passages) most of the vector channel's
+~50 ms. A process that recalls many times (the MCP server, one `memgit.open` used for many
+recalls) keeps them here instead, as numpy arrays, and runs both stages on them.
+
+The answers are the SQL's, number for number: the shortlist is the rows in the order the
+SQL scans them (by rowid) ranked by hamming distance, a tie at the cut keeping the row
+scanned first as SQLite's `ORDER BY … LIMIT` does; the cosine is sqlite-vec's
+`vec_distance_cosine` computed the way its C loop does (float32 sums in dimension order, then
+`1 - dot / (sqrt(a) * sqrt(b))` in double, returned as float32); ties are ordered as the SQL
+orders them. tests/test_recall_resident.py compares the two paths.
+
+Never stale: what is kept is tied to one connection and to a stamp of what that connection
+has seen: `PRAGMA data_version` (changes committed by any other connection, in this process
+or another), its schema's version (a table dropped or made again) and its own writes to the
+four tables, counted by temporary triggers (`watch`). When any of them moved, the table is
+read again (~60 ms at 10k).
+
+Memory: the sign bits cost 48 bytes a 384-dimension vector and are kept up to `MAX_BITS`
+rows a table (~48 MB); the float32 vectors 1.5 KB each, kept while a table's come to at most
+`MAX_FLOAT_BYTES` (about 43k vectors of 384 dimensions). At 10k memories that is ~35 MB in
+all; at 100k only the bits (~10 MB), and the exact stage reads the shortlist from SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: A table's sign bits are kept up to this many rows; past it the SQL scans them.
+MAX_BITS = 1_000_000
+#: A table's float32 vectors are kept while they come to at most this; past it the exact
+#: stage reads the shortlisted rows from SQL.
+MAX_FLOAT_BYTES = 64 * 1024 * 1024
+
+#: The bits table each stage shortlists from, the table its vectors are in, and how a key
+#: is read: a doc, or a (doc, passage number) pair.
+_TABLES = {
+    "vector_bits": ("vectors", "SELECT b.doc, b.bits, v.embedding FROM vector_bits b "
+                    "LEFT JOIN vectors v ON v.doc = b.doc WHERE b.bits IS NOT NULL ORDER BY b.rowid"),
+    "passage_bits": ("passage_vectors", "SELECT b.doc, b.n, b.bits, p.embedding FROM passage_bits b "
+                     "LEFT JOIN passage_vectors p ON p.doc = b.doc AND p.n = b.n "
+                     "WHERE b.bits IS NOT NULL ORDER BY b.rowid"),
+}
+_WATCHED = tuple(name for bits, (vectors, _) in _TABLES.items() for name in (bits, vectors))
+
+Stamp = tuple[int, int, int]
+
+
+@dataclass
+class _Table:
+    stamp: Stamp
+    docs: Any = None  # int64, one a row, in scan order
+    ns: Any = None  # passage numbers (passages only)
+    bits: Any = None  # uint8 (rows, bytes)
+    floats: Any = None  # float32 (rows, dimensions) or None: not kept, or some row has none
+    norms: Any = None  # float32 a row: the sum of squares, summed as sqlite-vec sums it
+    kept: bool = True
+
+
+@dataclass
+class Resident:
+    """What is kept of the tables in `_TABLES`, for one connection at a time."""
+
+    conn: Any = None
+    tables: dict[str, _Table] = field(default_factory=dict)
+
+    def watch(self, conn: Any) -> None:
+        """Count the connection's own writes to the four tables that exist (`_watch`). Call
+        it outside any transaction: the index's read snapshots roll back what they made."""
+        rows = conn.execute(
+            "SELECT m.name, (SELECT count(*) FROM temp.sqlite_master t WHERE t.type = 'trigger' "
+            "AND t.tbl_name = m.name AND t.name LIKE 'resident_%') FROM sqlite_master m "
+            f"WHERE m.type = 'table' AND m.name IN ({','.join('?' * len(_WATCHED))})", _WATCHED).fetchall()
+        for table, triggers in rows:
+            if triggers < 3:
+                _watch(conn, table)
+
+    def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
+        """The keys (docs, or `[doc, n]` pairs for passages) of the `n` rows of `table` nearest
+        the query by hamming distance, as the SQL takes them; None when the table is not kept
+        (too large, or its writes not counted: `watch`), and the caller runs the SQL."""
+        kept = self._table(conn, table)
+        order = None if kept is None else _hamming_order(conn, kept, query_vector, n)
+        if kept is None or order is None:
+            return None
+        if kept.ns is None:
+            return [int(d) for d in kept.docs[order]]
+        return [[int(d), int(p)] for d, p in zip(kept.docs[order], kept.ns[order])]
+
+    def nearest(self, conn: Any, table: str, query_vector: bytes, n: int, k: int) -> list[tuple[Any, float]] | None:
+        """The `k` nearest by exact cosine distance among the hamming shortlist of `n`, as
+        `(key, distance)` ordered as the SQL orders them (by distance, then doc and passage
+        number); None when the table's vectors are not kept."""
+        import numpy as np  # the recall path loads numpy only when a store is this large
+
+        kept = self._table(conn, table)
+        if kept is None or kept.floats is None or len(query_vector) != 4 * kept.floats.shape[1]:
+            return None
+        order = _hamming_order(conn, kept, query_vector, n)
+        if order is None:
+            return None
+        distances = _cosine(kept, order, np.frombuffer(query_vector, dtype=np.float32))
+        docs = kept.docs[order]
+        if kept.ns is None:
+            ranked = np.lexsort((docs, distances))[:k]
+            return list(zip(docs[ranked].tolist(), distances[ranked].tolist()))
+        ns = kept.ns[order]
+        ranked = np.lexsort((ns, docs, distances))[:k]
+        return list(zip(zip(docs[ranked].tolist(), ns[ranked].tolist()), distances[ranked].tolist()))
+
+    def _table(self, conn: Any, table: str) -> _Table | None:
+        if conn is not self.conn:
+            self.conn, self.tables = conn, {}
+        stamp = _stamp(conn, table)
+        if stamp is None:
+            return None
+        kept = self.tables.get(table)
+        if kept is None or kept.stamp != stamp:
+            kept = self.tables[table] = _read(conn, table, stamp)
+        return kept if kept.kept else None
+
+
+def _stamp(conn: Any, table: str) -> Stamp | None:
+    """What the connection has seen: others' commits, its schema, its own writes to the four
+    tables; None when its own writes to `table` or its vectors' table are not counted."""
+    pair = (table, _TABLES[table][0])
+    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'resident_writes'").fetchone() is None:
+        return None
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND tbl_name IN (?, ?) "
+        "AND name LIKE 'resident_%'), (SELECT n FROM temp.resident_writes)", pair).fetchone()
+    if row[0] < 6:
+        return None
+    return (int(conn.execute("PRAGMA data_version").fetchone()[0]),
+            int(conn.execute("PRAGMA main.schema_version").fetchone()[0]), int(row[1]))
+
+
+def _watch(conn: Any, table: str) -> None:
+    """Count the connection's own writes to `table`: temporary triggers (this connection's
+    alone, gone with it or with the table) that add one to `temp.resident_writes` a row."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS resident_writes (n INTEGER NOT NULL)")
+    conn.execute("INSERT INTO temp.resident_writes (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM temp.resident_writes)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS resident_{table}_{event.lower()} AFTER {event} "
+                     f"ON {table} BEGIN UPDATE resident_writes SET n = n + 1; END")
+
+
+def _read(conn: Any, table: str, stamp: Stamp) -> _Table:
+    import numpy as np  # see `Resident.nearest`
+
+    if conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] > MAX_BITS:
+        return _Table(stamp, kept=False)
+    rows = conn.execute(_TABLES[table][1]).fetchall()
+    if not rows or len({len(r[-2]) for r in rows}) != 1:
+        return _Table(stamp, kept=False)  # bits of two lengths: the SQL, which says what is wrong
+    passages = len(rows[0]) == 4
+    out = _Table(stamp, docs=np.array([r[0] for r in rows], dtype=np.int64),
+                 ns=np.array([r[1] for r in rows], dtype=np.int64) if passages else None,
+                 bits=np.frombuffer(b"".join(r[-2] for r in rows), dtype=np.uint8).reshape(len(rows), -1))
+    blobs = [r[-1] for r in rows]
+    size = len(blobs[0] or b"")
+    if size and size % 4 == 0 and all(b is not None and len(b) == size for b in blobs) \
+            and size * len(blobs) <= MAX_FLOAT_BYTES:
+        out.floats = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
+        out.norms = np.cumsum(out.floats * out.floats, axis=1, dtype=np.float32)[:, -1]  # see `_cosine`
+    return out
+
+
+def _hamming_order(conn: Any, kept: _Table, query_vector: bytes, n: int) -> Any:
+    """Row numbers of the `n` rows nearest by hamming distance, ties in scan order; None
+    when the query's bits are not as long as the stored ones (the SQL says what is wrong)."""
+    import numpy as np  # see `Resident.nearest`
+
+    query = np.frombuffer(conn.execute("SELECT vec_quantize_binary(?)", (query_vector,)).fetchone()[0],
+                          dtype=np.uint8)
+    if query.shape[0] != kept.bits.shape[1]:
+        return None
+    differ = kept.bits ^ query
+    if hasattr(np, "bitwise_count"):  # numpy 2
+        counts = np.bitwise_count(differ).sum(axis=1, dtype=np.int32)
+    else:
+        counts = np.unpackbits(differ, axis=1).sum(axis=1, dtype=np.int32)
+    return np.argsort(counts, kind="stable")[:n]
+
+
+def _cosine(kept: _Table, order: Any, query: Any) -> Any:
+    """sqlite-vec's cosine distance of the rows `order` to `query`, bit for bit: float32
+    products summed in dimension order (`cumsum` adds one at a time, as the C loop does; numpy's
+    `sum` would add in pairs), the rest in double, the result a float32; a zero vector's (NaN,
+    NULL in SQL) is 1.0 as `channels._COSINE` makes it."""
+    import numpy as np  # see `Resident.nearest`
+
+    dot = np.cumsum(kept.floats[order] * query, axis=1, dtype=np.float32)[:, -1]
+    own = np.cumsum(query * query, dtype=np.float32)[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = (1.0 - dot.astype(np.float64) / (np.sqrt(kept.norms[order].astype(np.float64))
+                                                     * np.sqrt(np.float64(own)))).astype(np.float32)
+    return np.where(np.isnan(distance), 1.0, distance.astype(np.float64))
