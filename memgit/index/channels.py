@@ -15,8 +15,8 @@ import math
 from typing import Any, Iterable, Sequence
 
 from memgit.index import fts, passages, titles
-from memgit.index.resident import Resident
 from memgit.index import sqlite as sq
+from memgit.index.resident import Resident
 from memgit.memory import trust
 from memgit.memory.anchors import query_anchors
 

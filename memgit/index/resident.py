@@ -41,11 +41,11 @@ MAX_FLOAT_BYTES = 64 * 1024 * 1024
 #: The bits table each stage shortlists from, the table its vectors are in, and how a key
 #: is read: a doc, or a (doc, passage number) pair.
 _TABLES = {
-    "vector_bits": ("vectors", "SELECT b.doc, b.bits, v.embedding FROM vector_bits b "
-                    "LEFT JOIN vectors v ON v.doc = b.doc WHERE b.bits IS NOT NULL ORDER BY b.rowid"),
-    "passage_bits": ("passage_vectors", "SELECT b.doc, b.n, b.bits, p.embedding FROM passage_bits b "
-                     "LEFT JOIN passage_vectors p ON p.doc = b.doc AND p.n = b.n "
-                     "WHERE b.bits IS NOT NULL ORDER BY b.rowid"),
+    "vector_bits": ("vectors", ("SELECT b.doc, b.bits, v.embedding FROM vector_bits b "
+                                "LEFT JOIN vectors v ON v.doc = b.doc WHERE b.bits IS NOT NULL ORDER BY b.rowid")),
+    "passage_bits": ("passage_vectors", ("SELECT b.doc, b.n, b.bits, p.embedding FROM passage_bits b "
+                                         "LEFT JOIN passage_vectors p ON p.doc = b.doc AND p.n = b.n "
+                                         "WHERE b.bits IS NOT NULL ORDER BY b.rowid")),
 }
 _WATCHED = tuple(name for bits, (vectors, _) in _TABLES.items() for name in (bits, vectors))
 
