@@ -1,5 +1,6 @@
-"""The stored vectors a recalling process keeps (`memgit.index.resident`) answer exactly as the
-SQL does, and never from a store that has changed since they were read.
+"""The stored vectors and keyword postings a recalling process keeps (`memgit.index.resident`,
+`memgit.index.postings`) answer exactly as the SQL does, and never from a store that has
+changed since they were read.
 
 Each check runs the same recall twice in one process: once with what the process keeps
 (`Index.resident`), once with it off (`Index.resident = None`, every stage in SQL), and
@@ -79,7 +80,8 @@ def answers(mem: Any, query: str) -> tuple[list[tuple[Any, ...]], Any]:
     hits = mem.recall(query, k=10)
     found = mem.index.search(query, limit=50)
     return ([(h.id, h.score, h.relevance, sorted(h.channels.items()), h.passage) for h in hits],
-            (found.channels.vector, found.channels.title, sorted(found.passages.items())))
+            (found.channels.vector, found.channels.title, sorted(found.passages.items()),
+             found.channels.keyword))
 
 
 def same_both_ways(mem: Any, queries: Sequence[str]) -> list[Any]:
@@ -109,10 +111,12 @@ def vector_ids(answer: Any) -> list[str]:
 
 
 def used(mem: Any) -> None:
-    """Both tables were kept (bits and floats), so the comparison covered the kept path."""
+    """Both vector tables were kept (bits and floats) and the keyword channel's postings, so
+    the comparison covered the kept paths."""
     tables = mem.index.resident.tables
     assert set(tables) == {"vector_bits", "passage_bits"}
     assert all(t.kept and t.floats is not None for t in tables.values())
+    assert mem.index.resident.postings.terms
 
 
 def test_the_kept_vectors_answer_as_the_sql_does(store: Any) -> None:
@@ -120,6 +124,13 @@ def test_the_kept_vectors_answer_as_the_sql_does(store: Any) -> None:
     used(store)
     assert any(answer[1][2] for answer in first)  # passages lifted some memories
     assert same_both_ways(store, QUERIES) == first  # and again, from what was kept
+
+
+def test_a_process_that_recalls_once_keeps_nothing(store: Any) -> None:
+    store.recall(QUERIES[0])
+    assert not store.index.resident.tables and not store.index.resident.postings.terms
+    store.recall(QUERIES[1])
+    used(store)
 
 
 def test_the_shortlist_alone_answers_as_the_sql_does(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,9 +163,8 @@ def test_a_write_by_another_process_is_seen(repo: Path, store: Any) -> None:
     added = note(100, body="Deploys go out on Tuesdays only.\n" + "Why we chose it. " * 60)
     store.store.write(added)
     # Another process indexes and embeds it: this one's own sync then has nothing to write.
-    subprocess.run([sys.executable, "-c", "import sys, memgit; "
-                    "m = memgit.open(sys.argv[1], warn=lambda m: None); m.index.sync(embed='all')",
-                    str(repo)], check=True, env=os.environ.copy())
+    script = "import sys, memgit; m = memgit.open(sys.argv[1], warn=lambda m: None); m.index.sync(embed='all')"
+    subprocess.run([sys.executable, "-c", script, str(repo)], check=True, env=os.environ.copy())
     (answer,) = same_both_ways(store, [its_text(store, added.id)])
     assert vector_ids(answer)[0] == added.id
     # And another `memgit.open` in this process (its own connection).

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 
 from memgit.index import fts, passages, titles
 from memgit.index import sqlite as sq
+from memgit.index.postings import Postings
 from memgit.index.resident import Resident
 from memgit.memory import trust
 from memgit.memory.anchors import query_anchors
@@ -112,12 +113,16 @@ def exact(conn: Any, query: str, where: str, args: list[Any]) -> tuple[str, ...]
     return tuple(r[0] for r in rows)
 
 
-def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Candidates:
-    """FTS5 bm25 over the escaped query terms; see `fts.keyword_scale` for the strength."""
+def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any],
+            resident: Resident | None = None) -> Candidates:
+    """FTS5 bm25 over the escaped query terms; see `fts.keyword_scale` for the strength.
+    With `resident` (`memgit.index.resident`), the unfiltered bm25 query is answered from the
+    postings the process keeps (`memgit.index.postings`): the same rows and scores."""
     terms = fts.query_terms(query)
     if not terms:
         return []
-    hits = term_hits(conn, terms)
+    book = None if resident is None else resident.book(conn, sq.FTS_WEIGHTS)
+    hits = term_hits(conn, terms, book)
     n_rows = n_docs(conn)
     kept = fts.match_terms(n_rows, terms, hits)
     ceiling, coverage = fts.keyword_scale(n_rows, terms, hits, kept)
@@ -127,9 +132,12 @@ def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> C
     weights = ", ".join(str(w) for w in sq.FTS_WEIGHTS)
     # FTS5 alone first: joining every matching row to `memories` doubled the time at 100k.
     fetch = limit * 4 + 20
-    rows = conn.execute(
-        f"SELECT rowid, bm25(memories_fts, {weights}) AS score FROM memories_fts "
-        "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
+    phrases = [() if _cjk_char(terms[i]) else _TOKENS.get(terms[i], ()) for i in kept]
+    rows = None if book is None else book.ranked(conn, phrases, fetch)
+    if rows is None:
+        rows = conn.execute(
+            f"SELECT rowid, bm25(memories_fts, {weights}) AS score FROM memories_fts "
+            "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
     if where != "1" and rows:
         marks = ",".join("?" * len(rows))
         ids = dict(conn.execute(
@@ -148,29 +156,45 @@ def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> C
     return found[:limit]
 
 
-def term_hits(conn: Any, terms: list[str]) -> list[int]:
+def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list[int]:
     """How many rows hold each term, as FTS5 tokenizes it (porter stems: ask FTS5 itself).
 
     The terms go through a scratch FTS5 table with the same tokenizer (`prepare`), and
     each resulting token's row count comes from the fts5vocab table: a B-tree lookup each.
+    A term's tokens depend only on the tokenizer, a constant, so the process keeps them
+    (`_TOKENS`): a term seen before costs its lookups alone; with `book`, the postings the
+    process keeps (`memgit.index.postings`), not even those.
     """
-    conn.execute("DELETE FROM temp.qtok")
-    conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(terms, 1))
-    tokens: dict[int, list[str]] = {}
-    for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
-        tokens.setdefault(row, []).append(token)
+    missing = [term for term in terms if term not in _TOKENS]
+    if missing:
+        conn.execute("DELETE FROM temp.qtok")
+        conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(missing, 1))
+        tokens: dict[int, list[str]] = {}
+        for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
+            tokens.setdefault(row, []).append(token)
+        if len(_TOKENS) + len(missing) > MAX_KEPT_TERMS:
+            _TOKENS.clear()
+        _TOKENS.update((term, tuple(tokens.get(index, ()))) for index, term in enumerate(missing, 1))
     hits: list[int] = []
-    for index, term in enumerate(terms, 1):
+    for term in terms:
         if _cjk_char(term):  # one CJK character: a prefix query over the bigrams
             hits.append(conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                                      (f'"{term}"*',)).fetchone()[0])
             continue
         counts = []
-        for token in tokens.get(index, ()):
+        for token in _TOKENS[term]:
+            if book is not None:
+                counts.append(book.count(conn, token))
+                continue
             found = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (token,)).fetchone()
             counts.append(found[0] if found else 0)
         hits.append(min(counts) if counts else 0)  # a phrase is in no more rows than its rarest token
     return hits
+
+
+#: Query terms whose FTS5 tokens the process keeps (`term_hits`), at most; then it starts again.
+MAX_KEPT_TERMS = 20_000
+_TOKENS: dict[str, tuple[str, ...]] = {}
 
 
 def anchor(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Candidates | None:

@@ -478,14 +478,14 @@ class Index:
         if self._qtok is not self.conn:
             channels.prepare(self.conn)
             self._qtok = self.conn
-        if self.resident is not None and (query_vector is not None or ahead):
+        if self.resident is not None:
             self.resident.watch(self.conn)  # outside the snapshot, which rolls back what it makes
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
         passage_of: dict[str, int] = {}
         failed = False
         with self.db.snapshot() as conn:
-            keyword = channels.keyword(conn, query, limit, where, args)
+            keyword = channels.keyword(conn, query, limit, where, args, self.resident)
             anchor = channels.anchor(conn, query, limit, where, args)
             if ahead:
                 query_vector = self.vectors.taken(query)

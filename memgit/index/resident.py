@@ -15,10 +15,11 @@ scanned first as SQLite's `ORDER BY … LIMIT` does; the cosine is sqlite-vec's
 `1 - dot / (sqrt(a) * sqrt(b))` in double, returned as float32); ties are ordered as the SQL
 orders them. tests/test_recall_resident.py compares the two paths.
 
-Never stale: what is kept is tied to one connection and to a stamp of what that connection
+Kept from a connection's second search on (a hook that recalls once reads nothing in), and
+never stale: what is kept is tied to one connection and to a stamp of what that connection
 has seen: `PRAGMA data_version` (changes committed by any other connection, in this process
 or another), its schema's version (a table dropped or made again) and its own writes to the
-four tables, counted by temporary triggers (`watch`). When any of them moved, the table is
+four tables, counted by temporary triggers (`watch`; `stamp`). When any of them moved, the table is
 read again (~60 ms at 10k).
 
 Memory: the sign bits cost 48 bytes a 384-dimension vector and are kept up to `MAX_BITS`
@@ -32,6 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memgit.index import postings as postings_mod
+from memgit.index.stamps import Stamp, stamp, watch_table
+
 #: A table's sign bits are kept up to this many rows; past it the SQL scans them.
 MAX_BITS = 1_000_000
 #: A table's float32 vectors are kept while they come to at most this; past it the exact
@@ -42,14 +46,14 @@ MAX_FLOAT_BYTES = 64 * 1024 * 1024
 #: is read: a doc, or a (doc, passage number) pair.
 _TABLES = {
     "vector_bits": ("vectors", ("SELECT b.doc, b.bits, v.embedding FROM vector_bits b "
-                                "LEFT JOIN vectors v ON v.doc = b.doc WHERE b.bits IS NOT NULL ORDER BY b.rowid")),
+                                "LEFT JOIN vectors v ON v.doc = b.doc "
+                                "WHERE b.bits IS NOT NULL ORDER BY b.rowid")),
     "passage_bits": ("passage_vectors", ("SELECT b.doc, b.n, b.bits, p.embedding FROM passage_bits b "
                                          "LEFT JOIN passage_vectors p ON p.doc = b.doc AND p.n = b.n "
                                          "WHERE b.bits IS NOT NULL ORDER BY b.rowid")),
 }
 _WATCHED = tuple(name for bits, (vectors, _) in _TABLES.items() for name in (bits, vectors))
 
-Stamp = tuple[int, int, int]
 
 
 @dataclass
@@ -69,17 +73,29 @@ class Resident:
 
     conn: Any = None
     tables: dict[str, _Table] = field(default_factory=dict)
+    #: Searches begun on this connection (`watch`): the first reads nothing into memory, so
+    #: that a process that recalls once (a hook, a CLI call) pays nothing for keeping.
+    searches: int = 0
+    #: The keyword channel's postings (`memgit.index.postings`), kept under the same rules.
+    postings: postings_mod.Postings = field(default_factory=postings_mod.Postings)
 
     def watch(self, conn: Any) -> None:
-        """Count the connection's own writes to the four tables that exist (`_watch`). Call
-        it outside any transaction: the index's read snapshots roll back what they made."""
+        """Count the connection's own writes to the four tables and FTS5's row lengths
+        (`memgit.index.stamps`), and note a search begun. Call it outside any transaction:
+        the index's read snapshots roll back what they made."""
+        if conn is not self.conn:
+            self.conn, self.tables, self.searches = conn, {}, 0
+            self.postings = postings_mod.Postings()
+        self.searches += 1
+        watched = (*_WATCHED, postings_mod.DOCSIZE)
         rows = conn.execute(
             "SELECT m.name, (SELECT count(*) FROM temp.sqlite_master t WHERE t.type = 'trigger' "
             "AND t.tbl_name = m.name AND t.name LIKE 'resident_%') FROM sqlite_master m "
-            f"WHERE m.type = 'table' AND m.name IN ({','.join('?' * len(_WATCHED))})", _WATCHED).fetchall()
+            f"WHERE m.type = 'table' AND m.name IN ({','.join('?' * len(watched))})", watched).fetchall()
         for table, triggers in rows:
             if triggers < 3:
-                _watch(conn, table)
+                watch_table(conn, table)
+        postings_mod.prepare(conn)
 
     def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
         """The keys (docs, or `[doc, n]` pairs for passages) of the `n` rows of `table` nearest
@@ -93,7 +109,8 @@ class Resident:
             return [int(d) for d in kept.docs[order]]
         return [[int(d), int(p)] for d, p in zip(kept.docs[order], kept.ns[order])]
 
-    def nearest(self, conn: Any, table: str, query_vector: bytes, n: int, k: int) -> list[tuple[Any, float]] | None:
+    def nearest(self, conn: Any, table: str, query_vector: bytes, n: int,
+                k: int) -> list[tuple[Any, float]] | None:
         """The `k` nearest by exact cosine distance among the hamming shortlist of `n`, as
         `(key, distance)` ordered as the SQL orders them (by distance, then doc and passage
         number); None when the table's vectors are not kept."""
@@ -114,41 +131,23 @@ class Resident:
         ranked = np.lexsort((ns, docs, distances))[:k]
         return list(zip(zip(docs[ranked].tolist(), ns[ranked].tolist()), distances[ranked].tolist()))
 
+    def book(self, conn: Any, weights: Any) -> postings_mod.Postings | None:
+        """The keyword channel's postings (`memgit.index.postings`), fresh for `conn`; None
+        when not kept (yet) or not certain to answer as FTS5 does."""
+        if conn is not self.conn or self.searches < 2 or not self.postings.fresh(conn, weights):
+            return None
+        return self.postings
+
     def _table(self, conn: Any, table: str) -> _Table | None:
         if conn is not self.conn:
-            self.conn, self.tables = conn, {}
-        stamp = _stamp(conn, table)
-        if stamp is None:
+            return None
+        seen = stamp(conn, (table, _TABLES[table][0]))
+        if seen is None or self.searches < 2:
             return None
         kept = self.tables.get(table)
-        if kept is None or kept.stamp != stamp:
-            kept = self.tables[table] = _read(conn, table, stamp)
+        if kept is None or kept.stamp != seen:
+            kept = self.tables[table] = _read(conn, table, seen)
         return kept if kept.kept else None
-
-
-def _stamp(conn: Any, table: str) -> Stamp | None:
-    """What the connection has seen: others' commits, its schema, its own writes to the four
-    tables; None when its own writes to `table` or its vectors' table are not counted."""
-    pair = (table, _TABLES[table][0])
-    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'resident_writes'").fetchone() is None:
-        return None
-    row = conn.execute(
-        "SELECT (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND tbl_name IN (?, ?) "
-        "AND name LIKE 'resident_%'), (SELECT n FROM temp.resident_writes)", pair).fetchone()
-    if row[0] < 6:
-        return None
-    return (int(conn.execute("PRAGMA data_version").fetchone()[0]),
-            int(conn.execute("PRAGMA main.schema_version").fetchone()[0]), int(row[1]))
-
-
-def _watch(conn: Any, table: str) -> None:
-    """Count the connection's own writes to `table`: temporary triggers (this connection's
-    alone, gone with it or with the table) that add one to `temp.resident_writes` a row."""
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS resident_writes (n INTEGER NOT NULL)")
-    conn.execute("INSERT INTO temp.resident_writes (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM temp.resident_writes)")
-    for event in ("INSERT", "UPDATE", "DELETE"):
-        conn.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS resident_{table}_{event.lower()} AFTER {event} "
-                     f"ON {table} BEGIN UPDATE resident_writes SET n = n + 1; END")
 
 
 def _read(conn: Any, table: str, stamp: Stamp) -> _Table:
