@@ -163,7 +163,7 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
     each resulting token's row count comes from the fts5vocab table: a B-tree lookup each.
     A term's tokens depend only on the tokenizer, a constant, so the process keeps them
     (`_TOKENS`): a term seen before costs its lookups alone; with `book`, the postings the
-    process keeps (`memgit.index.postings`), not even those.
+    process keeps (`memgit.index.postings`), not even those for a token kept there.
     """
     missing = [term for term in terms if term not in _TOKENS]
     if missing:
@@ -183,8 +183,9 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
             continue
         counts = []
         for token in _TOKENS[term]:
-            if book is not None:
-                counts.append(book.count(conn, token))
+            known = None if book is None else book.count(token)
+            if known is not None:
+                counts.append(known)
                 continue
             found = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (token,)).fetchone()
             counts.append(found[0] if found else 0)

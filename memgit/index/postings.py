@@ -27,6 +27,7 @@ row writes. Memory: each row's length
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -74,9 +75,10 @@ class Postings:
             self._read(conn, seen, tuple(float(w) for w in weights))
         return self.n_rows > 0 and self.valid
 
-    def count(self, conn: Any, token: str) -> int:
-        """How many rows hold `token` (after `fresh`)."""
-        return len(self._posting(conn, token)[0])
+    def count(self, token: str) -> int | None:
+        """How many rows hold `token`, if its postings are kept (after `fresh`)."""
+        kept = self.terms.get(token)
+        return None if kept is None else len(kept[0])
 
     def ranked(self, conn: Any, phrases: Sequence[Sequence[str]],
                limit: int) -> list[tuple[int, float]] | None:
@@ -126,21 +128,31 @@ class Postings:
         kept = self.terms.get(token)
         if kept is not None:
             return kept
-        f: dict[int, float] = {}
-        for doc, column, hits in conn.execute(
-                f"SELECT doc, col, count(*) FROM {INSTANCES} WHERE term = ? GROUP BY doc, col", (token,)):
-            n = self.columns.get(column, len(self.weights))
-            weight = self.weights[n] if n < len(self.weights) else 1.0  # bm25() weighs unnamed columns 1
-            f[int(doc)] = f.get(int(doc), 0.0) + hits * weight
-        docs = np.array(sorted(f), dtype=np.int64)
-        at = np.searchsorted(self.docs, docs)
-        if len(docs) and (at.max() >= len(self.docs) or not np.array_equal(self.docs[at], docs)):
+        # Two JSON arrays, not a row an instance: a common word has tens of thousands.
+        columns = " ".join(f"WHEN '{name.replace(chr(39), chr(39) * 2)}' THEN {n}"
+                           for name, n in self.columns.items())
+        found = conn.execute(
+            f"SELECT json_group_array(doc), json_group_array(CASE col {columns} ELSE -1 END) "
+            f"FROM {INSTANCES} WHERE term = ?", (token,)).fetchone()
+        docs = np.array(json.loads(found[0]), dtype=np.int64)
+        column = np.array(json.loads(found[1]), dtype=np.int64)
+        # bm25() weighs a column it was given no weight for 1
+        weights = np.array([*self.weights, *[1.0] * len(self.columns)], dtype=np.float64)[:len(self.columns)]
+        hits = np.where(column >= 0, weights[np.maximum(column, 0)], 1.0)
+        if len(docs) and np.any(np.diff(docs) < 0):
+            order = np.argsort(docs, kind="stable")
+            docs, hits = docs[order], hits[order]
+        starts = np.flatnonzero(np.r_[True, np.diff(docs) != 0]) if len(docs) else np.array([], dtype=np.int64)
+        rows = docs[starts]
+        f = np.add.reduceat(hits, starts) if len(docs) else np.array([], dtype=np.float64)
+        at = np.searchsorted(self.docs, rows)
+        if len(rows) and (at.max() >= len(self.docs) or not np.array_equal(self.docs[at], rows)):
             self.valid = False  # a row with hits and no length: let FTS5 say
-        kept = (at, np.array([f[d] for d in docs.tolist()], dtype=np.float64))
-        if self.held + len(docs) > MAX_POSTINGS:
+        kept = (at, f)
+        if self.held + len(rows) > MAX_POSTINGS:
             self.terms, self.held = {}, 0
         self.terms[token] = kept
-        self.held += len(docs)
+        self.held += len(rows)
         return kept
 
 
