@@ -478,8 +478,10 @@ class Index:
         if self._qtok is not self.conn:
             channels.prepare(self.conn)
             self._qtok = self.conn
-        if self.resident is not None:
-            self.resident.watch(self.conn)  # outside the snapshot, which rolls back what it makes
+        try:  # outside the snapshot, which rolls back what it makes; nothing kept if it cannot
+            self.resident.watch(self.conn) if self.resident is not None else None
+        except self.db.driver.OperationalError:
+            self.resident = None
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
         passage_of: dict[str, int] = {}

@@ -30,6 +30,7 @@ all; at 100k only the bits (~10 MB), and the exact stage reads the shortlist fro
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,23 +152,38 @@ class Resident:
 
 
 def _read(conn: Any, table: str, stamp: Stamp) -> _Table:
+    """The table's rows into arrays made once at their size, row by row (a list of every row
+    first would hold the table twice over)."""
     import numpy as np  # see `Resident.nearest`
 
-    if conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] > MAX_BITS:
+    count = conn.execute(f"SELECT count(*) FROM {table} WHERE bits IS NOT NULL").fetchone()[0]
+    rows = conn.execute(_TABLES[table][1])
+    first = rows.fetchone()
+    if count > MAX_BITS or first is None:
         return _Table(stamp, kept=False)
-    rows = conn.execute(_TABLES[table][1]).fetchall()
-    if not rows or len({len(r[-2]) for r in rows}) != 1:
-        return _Table(stamp, kept=False)  # bits of two lengths: the SQL, which says what is wrong
-    passages = len(rows[0]) == 4
-    out = _Table(stamp, docs=np.array([r[0] for r in rows], dtype=np.int64),
-                 ns=np.array([r[1] for r in rows], dtype=np.int64) if passages else None,
-                 bits=np.frombuffer(b"".join(r[-2] for r in rows), dtype=np.uint8).reshape(len(rows), -1))
-    blobs = [r[-1] for r in rows]
-    size = len(blobs[0] or b"")
-    if size and size % 4 == 0 and all(b is not None and len(b) == size for b in blobs) \
-            and size * len(blobs) <= MAX_FLOAT_BYTES:
-        out.floats = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
-        out.norms = np.cumsum(out.floats * out.floats, axis=1, dtype=np.float32)[:, -1]  # see `_cosine`
+    width, size = len(first[-2]), len(first[-1] or b"")
+    out = _Table(stamp, docs=np.empty(count, dtype=np.int64), bits=np.empty((count, width), dtype=np.uint8),
+                 ns=np.empty(count, dtype=np.int64) if len(first) == 4 else None)
+    floats = (np.empty((count, size // 4), dtype=np.float32)
+              if size and size % 4 == 0 and size * count <= MAX_FLOAT_BYTES else None)
+    n = 0
+    for n, row in enumerate(itertools.chain([first], rows)):
+        if n >= count or len(row[-2]) != width:
+            return _Table(stamp, kept=False)  # bits of two lengths: the SQL, which says what is wrong
+        out.docs[n] = row[0]
+        if out.ns is not None:
+            out.ns[n] = row[1]
+        out.bits[n] = np.frombuffer(row[-2], dtype=np.uint8)
+        if floats is not None:
+            if row[-1] is None or len(row[-1]) != size:
+                floats = None  # a row without its vector: the exact stage reads them from SQL
+            else:
+                floats[n] = np.frombuffer(row[-1], dtype=np.float32)
+    if n + 1 != count:
+        return _Table(stamp, kept=False)
+    if floats is not None:
+        out.floats = floats
+        out.norms = np.cumsum(floats * floats, axis=1, dtype=np.float32)[:, -1].copy()  # see `_cosine`
     return out
 
 
