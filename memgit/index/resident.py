@@ -88,6 +88,8 @@ class Resident:
             self.conn, self.tables, self.searches = conn, {}, 0
             self.postings = postings_mod.Postings()
         self.searches += 1
+        if self.searches < 2:
+            return  # nothing is kept for a first search, so nothing needs counting yet
         watched = (*_WATCHED, postings_mod.DOCSIZE)
         rows = conn.execute(
             "SELECT m.name, (SELECT count(*) FROM temp.sqlite_master t WHERE t.type = 'trigger' "
