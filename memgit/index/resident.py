@@ -19,8 +19,8 @@ Kept from a connection's second search on (a hook that recalls once reads nothin
 never stale: what is kept is tied to one connection and to a stamp of what that connection
 has seen: `PRAGMA data_version` (changes committed by any other connection, in this process
 or another), its schema's version (a table dropped or made again) and its own writes to the
-four tables, counted by temporary triggers (`watch`; `stamp`). When any of them moved, the table is
-read again (~60 ms at 10k).
+four tables, counted by temporary triggers (`watch`, `memgit.index.stamps`). When any of
+them moved, the table is read again (~60 ms at 10k).
 
 Memory: the sign bits cost 48 bytes a 384-dimension vector and are kept up to `MAX_BITS`
 rows a table (~48 MB); the float32 vectors 1.5 KB each, kept while a table's come to at most
