@@ -10,11 +10,14 @@ Callers run them inside one read transaction so that all see the same snapshot.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Iterable, Sequence
 
 from memgit.index import fts, passages, titles
 from memgit.index import sqlite as sq
+from memgit.index.postings import Postings
+from memgit.index.resident import Resident
 from memgit.memory import trust
 from memgit.memory.anchors import query_anchors
 
@@ -110,12 +113,16 @@ def exact(conn: Any, query: str, where: str, args: list[Any]) -> tuple[str, ...]
     return tuple(r[0] for r in rows)
 
 
-def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Candidates:
-    """FTS5 bm25 over the escaped query terms; see `fts.keyword_scale` for the strength."""
+def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any],
+            resident: Resident | None = None) -> Candidates:
+    """FTS5 bm25 over the escaped query terms; see `fts.keyword_scale` for the strength.
+    With `resident` (`memgit.index.resident`), the unfiltered bm25 query is answered from the
+    postings the process keeps (`memgit.index.postings`): the same rows and scores."""
     terms = fts.query_terms(query)
     if not terms:
         return []
-    hits = term_hits(conn, terms)
+    book = None if resident is None else resident.book(conn, sq.FTS_WEIGHTS)
+    hits = term_hits(conn, terms, book)
     n_rows = n_docs(conn)
     kept = fts.match_terms(n_rows, terms, hits)
     ceiling, coverage = fts.keyword_scale(n_rows, terms, hits, kept)
@@ -125,9 +132,12 @@ def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> C
     weights = ", ".join(str(w) for w in sq.FTS_WEIGHTS)
     # FTS5 alone first: joining every matching row to `memories` doubled the time at 100k.
     fetch = limit * 4 + 20
-    rows = conn.execute(
-        f"SELECT rowid, bm25(memories_fts, {weights}) AS score FROM memories_fts "
-        "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
+    phrases = [() if _cjk_char(terms[i]) else _TOKENS.get(terms[i], ()) for i in kept]
+    rows = None if book is None else book.ranked(conn, phrases, fetch)
+    if rows is None:
+        rows = conn.execute(
+            f"SELECT rowid, bm25(memories_fts, {weights}) AS score FROM memories_fts "
+            "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?", (expression, fetch)).fetchall()
     if where != "1" and rows:
         marks = ",".join("?" * len(rows))
         ids = dict(conn.execute(
@@ -146,29 +156,46 @@ def keyword(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> C
     return found[:limit]
 
 
-def term_hits(conn: Any, terms: list[str]) -> list[int]:
+def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list[int]:
     """How many rows hold each term, as FTS5 tokenizes it (porter stems: ask FTS5 itself).
 
     The terms go through a scratch FTS5 table with the same tokenizer (`prepare`), and
     each resulting token's row count comes from the fts5vocab table: a B-tree lookup each.
+    A term's tokens depend only on the tokenizer, a constant, so the process keeps them
+    (`_TOKENS`): a term seen before costs its lookups alone; with `book`, the postings the
+    process keeps (`memgit.index.postings`), not even those for a token kept there.
     """
-    conn.execute("DELETE FROM temp.qtok")
-    conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(terms, 1))
-    tokens: dict[int, list[str]] = {}
-    for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
-        tokens.setdefault(row, []).append(token)
+    missing = [term for term in terms if term not in _TOKENS]
+    if missing:
+        conn.execute("DELETE FROM temp.qtok")
+        conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(missing, 1))
+        tokens: dict[int, list[str]] = {}
+        for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
+            tokens.setdefault(row, []).append(token)
+        if len(_TOKENS) + len(missing) > MAX_KEPT_TERMS:
+            _TOKENS.clear()
+        _TOKENS.update((term, tuple(tokens.get(index, ()))) for index, term in enumerate(missing, 1))
     hits: list[int] = []
-    for index, term in enumerate(terms, 1):
+    for term in terms:
         if _cjk_char(term):  # one CJK character: a prefix query over the bigrams
             hits.append(conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                                      (f'"{term}"*',)).fetchone()[0])
             continue
         counts = []
-        for token in tokens.get(index, ()):
+        for token in _TOKENS[term]:
+            known = None if book is None else book.count(token)
+            if known is not None:
+                counts.append(known)
+                continue
             found = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (token,)).fetchone()
             counts.append(found[0] if found else 0)
         hits.append(min(counts) if counts else 0)  # a phrase is in no more rows than its rarest token
     return hits
+
+
+#: Query terms whose FTS5 tokens the process keeps (`term_hits`), at most; then it starts again.
+MAX_KEPT_TERMS = 20_000
+_TOKENS: dict[str, tuple[str, ...]] = {}
 
 
 def anchor(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Candidates | None:
@@ -197,7 +224,8 @@ def anchor(conn: Any, query: str, limit: int, where: str, args: list[Any]) -> Ca
 
 
 def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[Any],
-           task_id: str | None, passage_of: dict[str, int] | None = None) -> Candidates:
+           task_id: str | None, passage_of: dict[str, int] | None = None,
+           bits: Resident | None = None) -> Candidates:
     """Cosine KNN over the `vectors` table; strength = 1 - cosine distance, clipped to [0, 1].
 
     Up to `VECTOR_EXACT_MAX` vectors, the cosine of every one; above, two stages: the
@@ -215,10 +243,13 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
     A long memory's passage nearer the query than its own vector lifts its strength by
     `passages.CREDIT` of the difference (`memgit.index.passages`); `passage_of` gets, for
     those a passage lifted, its number.
+
+    With `bits` (what the process keeps of the stored vectors, `memgit.index.resident`),
+    both stages run on those instead of in SQL: the same shortlist, the same cosines.
     """
     k = min(4096, limit * 3 + 10)
     size = conn.execute("SELECT max(doc) FROM vectors").fetchone()[0] or 0
-    found = _nearest(conn, query_vector, k, size, limit)
+    found = _nearest(conn, query_vector, k, size, limit, bits=bits)
     ids = _filtered(conn, found, where, args)
     if where != "1" and len(ids) < limit and len(found) == k:
         found = _nearest(conn, query_vector, k, size, limit, where, args)
@@ -231,7 +262,7 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
             found[doc] = distance
         ids = _filtered(conn, found, where, args)
     checked = set(found)  # `ids` holds those of them the filter keeps
-    won = _with_passages(conn, query_vector, k, found)
+    won = _with_passages(conn, query_vector, k, found, bits)
     if won:
         ids.update(_filtered(conn, {d: found[d] for d in won if d not in checked}, where, args))
         if passage_of is not None:
@@ -273,12 +304,13 @@ def title(conn: Any, query_vector: bytes, limit: int, where: str, args: list[Any
     return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]
 
 
-def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, float]) -> dict[int, int]:
+def _with_passages(conn: Any, query_vector: bytes, k: int, found: dict[int, float],
+                   bits: Resident | None = None) -> dict[int, int]:
     """Lift in `found` (doc -> cosine distance) each memory whose best passage is nearer the
     query than its own vector, by `passages.CREDIT` of the difference; returns doc -> passage
     number for those."""
     won: dict[int, int] = {}
-    best = passages.best(conn, query_vector, k)
+    best = passages.best(conn, query_vector, k, bits)
     # Those not among the nearest by their own vector: their own distance, in one statement.
     others = _distances(conn, query_vector, [doc for doc in best if doc not in found])
     for doc, (distance, n) in best.items():
@@ -309,9 +341,9 @@ _COSINE = "coalesce(vec_distance_cosine(v.embedding, ?1), 1.0)"
 
 
 def _nearest(conn: Any, query_vector: bytes, k: int, size: int, limit: int,
-             where: str = "1", args: Sequence[Any] = ()) -> dict[int, float]:
+             where: str = "1", args: Sequence[Any] = (), bits: Resident | None = None) -> dict[int, float]:
     """The `k` docs nearest to the query (doc -> cosine distance), among those `where`
-    keeps (on `memories m`)."""
+    keeps (on `memories m`); unfiltered, from `bits` (`memgit.index.resident`) when given."""
     def keep(first: int) -> str:  # ?1 is the query vector, ?2 k, ?3 the hamming stage's size
         return "" if where == "1" else " AND " + _numbered(where, first)
 
@@ -320,6 +352,9 @@ def _nearest(conn: Any, query_vector: bytes, k: int, size: int, limit: int,
         rows = conn.execute(
             f"SELECT v.doc, {_COSINE} AS d FROM vectors v {join.format('v')} WHERE 1{keep(3)} "
             "ORDER BY d, v.doc LIMIT ?2", (query_vector, k, *args))
+    elif where == "1" and bits is not None and (
+            near := _resident(conn, bits, query_vector, vector_candidates(size, limit, k), k)) is not None:
+        return near
     else:
         rows = conn.execute(
             f"SELECT v.doc, {_COSINE} AS d FROM vectors v WHERE v.doc IN ("
@@ -327,6 +362,20 @@ def _nearest(conn: Any, query_vector: bytes, k: int, size: int, limit: int,
             "ORDER BY vec_distance_hamming(vec_bit(b.bits), vec_quantize_binary(?1)) LIMIT ?3) "
             "ORDER BY d, v.doc LIMIT ?2", (query_vector, k, vector_candidates(size, limit, k), *args))
     return dict(rows)
+
+
+def _resident(conn: Any, bits: Resident, query_vector: bytes, n: int, k: int) -> dict[int, float] | None:
+    """`_nearest`'s two stages on what the process keeps (`memgit.index.resident`): both
+    there, or the shortlist there and its cosines in SQL; None when neither is kept."""
+    near = bits.nearest(conn, "vector_bits", query_vector, n, k)
+    if near is not None:
+        return dict(near)
+    shortlist = bits.shortlist(conn, "vector_bits", query_vector, n)
+    if shortlist is None:
+        return None
+    return dict(conn.execute(
+        f"SELECT v.doc, {_COSINE} AS d FROM vectors v WHERE v.doc IN (SELECT value FROM json_each(?3)) "
+        "ORDER BY d, v.doc LIMIT ?2", (query_vector, k, json.dumps(shortlist))))
 
 
 def _numbered(where: str, first: int) -> str:

@@ -37,6 +37,7 @@ from memgit.index import sqlite as sq
 from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
 from memgit.index.ranking import Channels
+from memgit.index.resident import Resident
 from memgit.index.vectors import PASSAGES_DONE, Vectors, VectorUse, embed_text, text_sha
 from memgit.memory import format as fmt
 from memgit.memory.anchors import extract_anchors, normalize_anchor
@@ -101,6 +102,8 @@ class Index:
         self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background)
         self.db.on_connect = self.vectors.attach
         self._qtok: Any = None  # the connection that has the temp.qtok table
+        # The stored vectors kept while this process recalls (None: read in SQL each time).
+        self.resident: Resident | None = Resident()
         self._skip_warned: set[tuple[str, str]] = set()
         self._copy_of: dict[str, str] = {}  # during `_apply`: see there
         self._demoted: list[str] = []
@@ -475,19 +478,24 @@ class Index:
         if self._qtok is not self.conn:
             channels.prepare(self.conn)
             self._qtok = self.conn
+        try:  # outside the snapshot, which rolls back what it makes; nothing kept if it cannot
+            self.resident.watch(self.conn) if self.resident is not None else None
+        except self.db.driver.OperationalError:
+            self.resident = None
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
         passage_of: dict[str, int] = {}
         failed = False
         with self.db.snapshot() as conn:
-            keyword = channels.keyword(conn, query, limit, where, args)
+            keyword = channels.keyword(conn, query, limit, where, args, self.resident)
             anchor = channels.anchor(conn, query, limit, where, args)
             if ahead:
                 query_vector = self.vectors.taken(query)
                 failed = query_vector is None
             if not failed:
                 vector = (None if query_vector is None
-                          else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of))
+                          else channels.vector(conn, query_vector, limit, where, args, task_id, passage_of,
+                                               self.resident))
                 among = [mid for found in (keyword, anchor, vector) for mid, _ in found or ()]
                 lane = (None if query_vector is None
                         else channels.title(conn, query_vector, limit, where, args, among))

@@ -23,8 +23,11 @@ stored before the bits existed gets them on its next sync (`fill_bits`).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Iterable
+
+from memgit.index.resident import Resident
 
 #: A memory whose title and body are longer than this gets passage vectors.
 LONG_CHARS = 600
@@ -161,12 +164,13 @@ def clear(conn: Any) -> None:
         conn.execute("DELETE FROM passage_bits")
 
 
-def best(conn: Any, query_vector: bytes, k: int) -> dict[int, tuple[float, int]]:
+def best(conn: Any, query_vector: bytes, k: int, bits: Resident | None = None) -> dict[int, tuple[float, int]]:
     """doc -> (cosine distance, passage number) of the `k` memories whose best passage is
     nearest the query: an exact scan of every passage (~1.4 us each, sqlite-vec's C
     function) up to `EXACT_MAX` passages; above, the exact distance of a shortlist taken by
     hamming distance over the sign bits (~0.12 us each). The distances are exact either
-    way; only which passages reach the top can differ."""
+    way; only which passages reach the top can differ. With `bits` (what the process keeps of
+    the stored vectors, `memgit.index.resident`) both stages run there: the same answer."""
     if not exists(conn):
         return {}
     want = k * 4
@@ -176,6 +180,17 @@ def best(conn: Any, query_vector: bytes, k: int) -> dict[int, tuple[float, int]]
             "SELECT doc, n, coalesce(vec_distance_cosine(embedding, ?1), 1.0) AS d FROM passage_vectors "
             "ORDER BY d LIMIT ?2",
             (query_vector, want),
+        ).fetchall()
+    elif bits is not None and (near := bits.nearest(conn, "passage_bits", query_vector,
+                                                    shortlist(size, want), want)) is not None:
+        rows = [(doc, n, distance) for (doc, n), distance in near]
+    elif bits is not None and (shortlisted := bits.shortlist(conn, "passage_bits", query_vector,
+                                                             shortlist(size, want))) is not None:
+        rows = conn.execute(
+            "SELECT p.doc, p.n, coalesce(vec_distance_cosine(p.embedding, ?1), 1.0) AS d "
+            "FROM passage_vectors p WHERE (p.doc, p.n) IN ("
+            "SELECT value ->> 0, value ->> 1 FROM json_each(?3)) ORDER BY d LIMIT ?2",
+            (query_vector, want, json.dumps(shortlisted)),
         ).fetchall()
     else:
         rows = conn.execute(

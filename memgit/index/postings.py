@@ -1,0 +1,182 @@
+"""FTS5's bm25 for the keyword channel, computed on postings a recalling process keeps.
+
+The keyword channel ranks with FTS5's `bm25()` over an OR of the query's terms
+(`memgit.index.channels.keyword`). A question's common words ("should", "store", "old") match
+most of a store, and FTS5 scores every matching row, reading each row's positions: at 10k
+generated memories ~6k rows a query, ~15-20 ms. A process that recalls many times (the MCP
+server, one `memgit.open` used for many recalls) keeps, for each token it has been asked
+about, the rows that hold it and how often (weighted by column), and each row's length, and
+computes the same bm25 on those in numpy.
+
+The same numbers, as fts5_aux.c computes them: idf = ln((N - n + 0.5) / (n + 0.5)), floored
+at 1e-6; for each row, per phrase in the query's order, score += idf * (f * (k1 + 1)) /
+(f + k1 * (1 - b + b * D / avgdl)) in double, f the column weights of the phrase's hits in
+the row, D the row's tokens, avgdl the table's tokens over its rows (FTS5's own totals); the
+answer is -score, ordered as `ORDER BY score` orders it (ties by rowid). Only where that is
+certain: one token a phrase (no prefix query), integer column weights (so a row's f is the
+same whatever order its hits are added in); otherwise the caller runs the SQL.
+tests/test_recall_resident.py compares the two.
+
+Kept from a connection's second search on, as the vectors are (`memgit.index.resident`,
+which holds these postings), and never stale: read again when the stamp
+(`memgit.index.stamps`) over FTS5's `docsize` table moves, which every insert or delete of a
+row writes. Memory: each row's length
+(16 bytes a row) and the postings asked for, at most `MAX_POSTINGS` entries (16 bytes each,
+~32 MB); past it they are dropped and read again as asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memgit.index import stamps
+
+#: FTS5's bm25 constants (fts5_aux.c).
+K1 = 1.2
+B = 0.75
+#: Postings kept at most (a row holding a token is one); then they are read again as asked for.
+MAX_POSTINGS = 2_000_000
+#: The FTS5 table's shadow table of row lengths, written for every row inserted or deleted.
+DOCSIZE = "memories_fts_docsize"
+#: The per-instance vocabulary the postings are read from (made by `Resident.watch`).
+INSTANCES = "temp.resident_fts_i"
+
+
+@dataclass
+class Postings:
+    """Row lengths and the postings of the tokens asked for, as of one stamp."""
+
+    stamp: Any = None
+    docs: Any = None  # int64 rowids, ascending
+    norms: Any = None  # float64 a row, same order: k1 * (1 - b + b * D / avgdl)
+    valid: bool = True
+    n_rows: int = 0
+    n_tokens: int = 0
+    weights: tuple[float, ...] = ()
+    columns: dict[str, int] = field(default_factory=dict)
+    terms: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # token -> (rowids, f)
+    held: int = 0
+
+    def fresh(self, conn: Any, weights: Sequence[float]) -> bool:
+        """Whether the postings can answer for `conn` with these column weights now (read
+        again first if the index changed); False when that is not certain (see the module
+        docstring) or nothing is counted, and the caller runs the SQL."""
+        if not all(float(w).is_integer() for w in weights):
+            return False
+        seen = stamps.stamp(conn, (DOCSIZE,))
+        if seen is None or conn.execute(
+                "SELECT 1 FROM temp.sqlite_master WHERE name = 'resident_fts_i'").fetchone() is None:
+            return False
+        if seen != self.stamp or tuple(float(w) for w in weights) != self.weights:
+            self._read(conn, seen, tuple(float(w) for w in weights))
+        return self.n_rows > 0 and self.valid
+
+    def count(self, token: str) -> int | None:
+        """How many rows hold `token`, if its postings are kept (after `fresh`)."""
+        kept = self.terms.get(token)
+        return None if kept is None else len(kept[0])
+
+    def ranked(self, conn: Any, phrases: Sequence[Sequence[str]],
+               limit: int) -> list[tuple[int, float]] | None:
+        """`SELECT rowid, bm25(memories_fts, *weights) AS score FROM memories_fts WHERE
+        memories_fts MATCH <the phrases OR'd> ORDER BY score LIMIT limit`, computed on what is
+        kept (after `fresh`); None for a phrase of other than one token (the SQL then)."""
+        import numpy as np  # see `memgit.index.resident.Resident.nearest`
+
+        if not phrases or any(len(tokens) != 1 for tokens in phrases):
+            return None
+        lists = [self._posting(conn, tokens[0]) for tokens in phrases]
+        if not self.valid:
+            return None
+        score = np.zeros(len(self.docs), dtype=np.float64)
+        matched = np.zeros(len(self.docs), dtype=bool)
+        for at, freqs in lists:
+            idf = math.log((self.n_rows - len(at) + 0.5) / (len(at) + 0.5))
+            f = np.zeros(len(self.docs), dtype=np.float64)
+            f[at] = freqs
+            score += (idf if idf > 0.0 else 1e-6) * ((f * (K1 + 1.0)) / (f + self.norms))
+            matched[at] = True
+        rows = np.flatnonzero(matched)
+        docs, score = self.docs[rows], -1.0 * score[rows]
+        order = np.lexsort((docs, score))[:limit]
+        return list(zip(docs[order].tolist(), score[order].tolist()))
+
+    def _read(self, conn: Any, seen: Any, weights: tuple[float, ...]) -> None:
+        import numpy as np  # see `memgit.index.resident.Resident.nearest`
+
+        sizes = conn.execute(f"SELECT id, sz FROM {DOCSIZE} ORDER BY id").fetchall()
+        self.docs = np.array([r[0] for r in sizes], dtype=np.int64)
+        lengths = np.array([float(sum(_varints(r[1]))) for r in sizes], dtype=np.float64)
+        totals = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+        counts = _varints(totals[0]) if totals else [0]
+        self.n_rows, self.n_tokens = counts[0], sum(counts[1:])
+        # k1 * (1 - b + b * D / avgdl), each row's, evaluated as fts5_aux.c writes it
+        avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
+        self.norms = K1 * (1 - B + B * lengths / avgdl)
+        names = [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
+        self.columns = {name: n for n, name in enumerate(names)}
+        self.stamp, self.weights, self.terms, self.held, self.valid = seen, weights, {}, 0, True
+
+    def _posting(self, conn: Any, token: str) -> tuple[Any, Any]:
+        """The rows (as positions in `docs`) that hold `token` and its weighted hits in each."""
+        import numpy as np  # see `memgit.index.resident.Resident.nearest`
+
+        kept = self.terms.get(token)
+        if kept is not None:
+            return kept
+        # Two JSON arrays, not a row an instance: a common word has tens of thousands.
+        columns = " ".join(f"WHEN '{name.replace(chr(39), chr(39) * 2)}' THEN {n}"
+                           for name, n in self.columns.items())
+        found = conn.execute(
+            f"SELECT json_group_array(doc), json_group_array(CASE col {columns} ELSE -1 END) "
+            f"FROM {INSTANCES} WHERE term = ?", (token,)).fetchone()
+        docs = np.array(json.loads(found[0]), dtype=np.int64)
+        column = np.array(json.loads(found[1]), dtype=np.int64)
+        # bm25() weighs a column it was given no weight for 1
+        weights = np.array([*self.weights, *[1.0] * len(self.columns)], dtype=np.float64)[:len(self.columns)]
+        hits = np.where(column >= 0, weights[np.maximum(column, 0)], 1.0)
+        if len(docs) and np.any(np.diff(docs) < 0):
+            order = np.argsort(docs, kind="stable")
+            docs, hits = docs[order], hits[order]
+        starts = np.flatnonzero(np.r_[True, np.diff(docs) != 0]) if len(docs) else np.array([], dtype=np.int64)
+        rows = docs[starts]
+        f = np.add.reduceat(hits, starts) if len(docs) else np.array([], dtype=np.float64)
+        at = np.searchsorted(self.docs, rows)
+        if len(rows) and (at.max() >= len(self.docs) or not np.array_equal(self.docs[at], rows)):
+            self.valid = False  # a row with hits and no length: let FTS5 say
+        kept = (at, f)
+        if self.held + len(rows) > MAX_POSTINGS:
+            self.terms, self.held = {}, 0
+        self.terms[token] = kept
+        self.held += len(rows)
+        return kept
+
+
+def prepare(conn: Any) -> None:
+    """The per-instance vocabulary the postings are read from (outside any transaction)."""
+    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'resident_fts_i'").fetchone() is None:
+        conn.execute(f"CREATE VIRTUAL TABLE {INSTANCES} USING fts5vocab(main, memories_fts, 'instance')")
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (1-9 bytes, big-endian, 7 bits a byte, 8 in the ninth), as FTS5 writes
+    its row lengths and totals."""
+    out: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
