@@ -93,3 +93,16 @@ def test_coverage_leaves_relevance_and_plain_questions_alone(repo: Path, monkeyp
     assert with_coverage == without
     # Without it, the memory that repeats the names (in its body and its title) comes first.
     assert [h.id for h in mem.recall(QUERY, k=2, min_score=0, record=False)] == ["repeats", "answer"]
+
+
+@pytest.mark.parametrize("query", [
+    'why does `Config.getini` say "NOT" AND (x OR y)* near: NEAR(a b)?',
+    "`Config.getini` 的 返回值 为什么 没有 类型",
+    "`Config.getini` the of and",
+    "`src/unknown/never.py` zzqx wwpv",
+])
+def test_odd_queries_naming_code_still_recall(repo: Path, query: str) -> None:
+    mem = _store(repo)
+    hits = mem.recall(query, k=5, min_score=0, record=False)
+    assert hits.how is not None and hits.how.query_kind in coverage.KINDS
+    assert all(0.0 <= h.score <= 1.0 and 0.0 <= h.channels.get("coverage", 0.0) <= 1.0 for h in hits)

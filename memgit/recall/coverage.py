@@ -26,16 +26,18 @@ one question moved from 4th to 7th, one of another up into the top 5). Around `W
 (0.762 to 0.767 natural, cosqa 0.702 to 0.708). Counting only the title, tags and entity
 columns gave 0.840 / 0.843 at 0.2 / 0.3.
 
-Reads the index only (one FTS5 lookup per content term, among the `DEPTH` candidates).
+Reads the index only: the query terms' row counts (as the keyword channel reads them) and
+the candidates' indexed text, tokenized once in a scratch table; ~3-5 ms a query on 2 loaded
+cores (codemem-pytest p50 4.5 ms, p95 8.8 ms; one FTS5 lookup per term instead cost 9 ms).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from memgit.index import channels, fts
+from memgit.index import sqlite as sq
 from memgit.index.index import Index
 from memgit.index.ranking import Ranked
 
@@ -45,6 +47,12 @@ KINDS = ("identifier", "mixed")
 WEIGHT = 0.2
 #: The best fused hits it reads; the rest keep their order, below them.
 DEPTH = 30
+#: The connection's scratch tables: the candidates' text, tokenized as the index tokenizes it,
+#: and its vocabulary (which token is in which candidate).
+SCRATCH = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.coverage_text USING fts5(t, tokenize='{sq.FTS_TOKENIZER}')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.coverage_vocab USING fts5vocab(temp, coverage_text, 'instance')",
+)
 
 
 def applies(kind: str) -> bool:
@@ -67,10 +75,10 @@ def lift(index: Index, query: str, ranked: Sequence[Ranked]) -> list[Ranked]:
     def lifted(hit: Ranked) -> Ranked:
         share = found.get(hit.id, 0.0)
         channels_ = {**hit.channels, "coverage": round(share, 4)} if share > 0 else hit.channels
-        return replace(hit, score=(hit.score + WEIGHT * share) / scale, channels=channels_)
+        return Ranked(hit.id, (hit.score + WEIGHT * share) / scale, hit.relevance, channels_)
 
     head = sorted((lifted(r) for r in top), key=lambda r: (-r.score, -r.relevance, r.id))
-    return head + [replace(r, score=r.score / scale) for r in ranked[DEPTH:]]
+    return head + [Ranked(r.id, r.score / scale, r.relevance, r.channels) for r in ranked[DEPTH:]]
 
 
 def _shares(index: Index, query: str, ids: list[str]) -> dict[str, float]:
@@ -78,34 +86,51 @@ def _shares(index: Index, query: str, ids: list[str]) -> dict[str, float]:
     terms = fts.query_terms(query)
     if not terms or not ids:
         return {}
+    conn = index.db.conn
+    channels.prepare(conn)  # outside the read transaction, whose end would undo them
+    for sql in SCRATCH:
+        conn.execute(sql)
     with index.db.snapshot() as conn:
         return _read(conn, terms, ids)
 
 
 def _read(conn: Any, terms: list[str], ids: list[str]) -> dict[str, float]:
-    channels.prepare(conn)
-    hits = channels.term_hits(conn, terms)
+    """The shares, read in one pass: the candidates' indexed text goes through a scratch FTS5
+    table with the index's tokenizer (`SCRATCH`), and its vocabulary says which query tokens
+    each holds (one FTS5 lookup per term over the whole store cost ~0.4 ms a term)."""
+    hits = channels.term_hits(conn, terms)  # leaves the terms' tokens in temp.qtok
     n = channels.n_docs(conn)
-    content = [i for i, term in enumerate(terms) if term not in fts.STOPWORDS and hits[i] > 0]
+    # A lone CJK character is searched as a prefix of the index's bigrams: no token to hold.
+    content = [i for i, term in enumerate(terms) if term not in fts.STOPWORDS and hits[i] > 0
+               and not (len(term) == 1 and fts.segment(term) != term)]
     if not content:
         return {}
+    tokens: dict[int, set[str]] = {}
+    for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
+        tokens.setdefault(int(row) - 1, set()).add(token)
+    conn.execute("DELETE FROM temp.coverage_text")
     marks = ",".join("?" * len(ids))
-    doc_of = dict(conn.execute(f"SELECT doc, id FROM memories WHERE id IN ({marks})", ids).fetchall())
-    if not doc_of:
+    conn.execute(
+        "INSERT INTO temp.coverage_text(rowid, t) SELECT m.doc, "
+        "coalesce(f.title, '') || ' ' || coalesce(f.body, '') || ' ' || coalesce(f.tags, '') || ' ' || "
+        f"coalesce(f.entity, '') FROM memories m JOIN memories_fts f ON f.rowid = m.doc WHERE m.id IN ({marks})",
+        ids)
+    wanted = sorted({token for i in content for token in tokens.get(i, ())})
+    if not wanted:
         return {}
-    docs = ",".join("?" * len(doc_of))
-    held: dict[str, float] = {}
-    total = 0.0
-    for i in content:
-        weight = fts.idf_smooth(n, hits[i])
-        total += weight
-        term = terms[i]
-        phrase = f'"{term}"*' if len(term) == 1 and fts.segment(term) != term else f'"{term}"'
-        for (doc,) in conn.execute(
-                f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({docs})",
-                (phrase, *doc_of)):
-            if doc in doc_of:
-                held[doc_of[doc]] = held.get(doc_of[doc], 0.0) + weight
+    held_tokens: dict[int, set[str]] = {}
+    marks = ",".join("?" * len(wanted))
+    for doc, token in conn.execute(
+            f"SELECT DISTINCT doc, term FROM temp.coverage_vocab WHERE term IN ({marks})", wanted):
+        held_tokens.setdefault(int(doc), set()).add(token)
+    id_of = dict(conn.execute(f"SELECT doc, id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids))
+    weights = {i: fts.idf_smooth(n, hits[i]) for i in content}
+    total = sum(weights.values())
     if total <= 0:
         return {}
-    return {mid: min(1.0, value / total) for mid, value in held.items()}
+    out: dict[str, float] = {}
+    for doc, held in held_tokens.items():
+        value = sum(w for i, w in weights.items() if tokens.get(i) and tokens[i] <= held)
+        if doc in id_of and value > 0:
+            out[id_of[doc]] = min(1.0, value / total)
+    return out
