@@ -23,7 +23,7 @@ from memgit.git import localstate
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
 from memgit.memory.format import Memory
-from memgit.recall import adaptive, deep as deep_mod, prf, timing
+from memgit.recall import adaptive, coverage, deep as deep_mod, prf, timing
 from memgit.recall.hit import Hit, Hits, How
 from memgit.recall.inject import fit
 
@@ -114,6 +114,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
                   if m.task_id is not None and m.task_id != task_id}
         ranked = _fused(found.channels, weights, base, floor, boosts)
 
+    if coverage.applies(shape.kind):
+        ranked = coverage.lift(index, text, ranked)
     if prf.applies(shape.kind):
         where, args = deep_mod.where_of(include_archived, task_id, kinds)
         ranked = prf.lift(index, ranked, where=where, args=args, floor=floor)
