@@ -165,16 +165,7 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
     (`_TOKENS`): a term seen before costs its lookups alone; with `book`, the postings the
     process keeps (`memgit.index.postings`), not even those for a token kept there.
     """
-    missing = [term for term in terms if term not in _TOKENS]
-    if missing:
-        conn.execute("DELETE FROM temp.qtok")
-        conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(missing, 1))
-        tokens: dict[int, list[str]] = {}
-        for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
-            tokens.setdefault(row, []).append(token)
-        if len(_TOKENS) + len(missing) > MAX_KEPT_TERMS:
-            _TOKENS.clear()
-        _TOKENS.update((term, tuple(tokens.get(index, ()))) for index, term in enumerate(missing, 1))
+    tokens = term_tokens(conn, terms)
     hits: list[int] = []
     for term in terms:
         if _cjk_char(term):  # one CJK character: a prefix query over the bigrams
@@ -182,7 +173,7 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
                                      (f'"{term}"*',)).fetchone()[0])
             continue
         counts = []
-        for token in _TOKENS[term]:
+        for token in tokens[term]:
             known = None if book is None else book.count(token)
             if known is not None:
                 counts.append(known)
@@ -193,7 +184,24 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
     return hits
 
 
-#: Query terms whose FTS5 tokens the process keeps (`term_hits`), at most; then it starts again.
+def term_tokens(conn: Any, terms: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each term's FTS5 tokens (porter stems, a phrase's several), from the scratch table
+    `prepare` makes; kept by the process (`_TOKENS`): they depend only on the tokenizer."""
+    missing = list(dict.fromkeys(term for term in terms if term not in _TOKENS))
+    if len(_TOKENS) + len(missing) > MAX_KEPT_TERMS:
+        _TOKENS.clear()  # and start again, with every term of this query
+        missing = list(dict.fromkeys(terms))
+    if missing:
+        conn.execute("DELETE FROM temp.qtok")
+        conn.executemany("INSERT INTO temp.qtok(rowid, t) VALUES (?, ?)", enumerate(missing, 1))
+        tokens: dict[int, list[str]] = {}
+        for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
+            tokens.setdefault(row, []).append(token)
+        _TOKENS.update((term, tuple(tokens.get(index, ()))) for index, term in enumerate(missing, 1))
+    return {term: _TOKENS[term] for term in terms}
+
+
+#: Query terms whose FTS5 tokens the process keeps (`term_tokens`), at most; then it starts again.
 MAX_KEPT_TERMS = 20_000
 _TOKENS: dict[str, tuple[str, ...]] = {}
 

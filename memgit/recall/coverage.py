@@ -98,16 +98,15 @@ def _read(conn: Any, terms: list[str], ids: list[str]) -> dict[str, float]:
     """The shares, read in one pass: the candidates' indexed text goes through a scratch FTS5
     table with the index's tokenizer (`SCRATCH`), and its vocabulary says which query tokens
     each holds (one FTS5 lookup per term over the whole store cost ~0.4 ms a term)."""
-    hits = channels.term_hits(conn, terms)  # leaves the terms' tokens in temp.qtok
+    hits = channels.term_hits(conn, terms)
+    of_term = channels.term_tokens(conn, terms)  # kept by term_hits: no second tokenizing
     n = channels.n_docs(conn)
     # A lone CJK character is searched as a prefix of the index's bigrams: no token to hold.
     content = [i for i, term in enumerate(terms) if term not in fts.STOPWORDS and hits[i] > 0
                and not (len(term) == 1 and fts.segment(term) != term)]
     if not content:
         return {}
-    tokens: dict[int, set[str]] = {}
-    for row, token in conn.execute("SELECT doc, term FROM temp.qtok_i"):
-        tokens.setdefault(int(row) - 1, set()).add(token)
+    tokens = {i: set(of_term[term]) for i, term in enumerate(terms)}
     conn.execute("DELETE FROM temp.coverage_text")
     marks = ",".join("?" * len(ids))
     conn.execute(
