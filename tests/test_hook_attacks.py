@@ -24,6 +24,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
+from .hookwatch import hooks_log, wait_until
 
 PROMPT = "how does the retry handler back off"
 
@@ -68,18 +69,6 @@ def hook(cwd: Path, event: str, data: dict[str, Any] | str, **env: str) -> tuple
     )
     assert done.returncode == 0, done.stderr
     return done.stdout, done.stderr
-
-
-def hooks_log(repo: Path) -> str:
-    path = localstate.hooks_log(repo / ".git")
-    return path.read_text() if path.exists() else ""
-
-
-def wait_until(check, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + 60  # a deadline for a process that hangs, not a measurement
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 # -- git's files ---------------------------------------------------------------------------

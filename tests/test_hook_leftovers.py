@@ -33,6 +33,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
+from .hookwatch import hooks_log, wait_until
 
 # The hook's own process; then whether the warm server answered it (memgit's API not imported).
 RUN_HOOK = (
@@ -60,18 +61,6 @@ def hook(cwd: Path, event: str, data: dict[str, Any], *, umask: int = 0o022, **e
                           env={**os.environ, **env}, umask=umask)
     assert done.returncode == 0, done.stderr
     return done.stdout, done.stderr.rsplit("\nSERVED ", 1)[1].strip() == "True"
-
-
-def hooks_log(repo: Path) -> str:
-    path = localstate.hooks_log(repo / ".git")
-    return path.read_text() if path.exists() else ""
-
-
-def wait_until(check, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + 60  # a deadline for a process that hangs, not a measurement
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def no_job(git_dir: Path) -> bool:
