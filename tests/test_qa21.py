@@ -1,0 +1,67 @@
+"""What a team and an attacker found on the hooks' hand-off folder and the warm hook server:
+
+- a stray `.<name>.<digits>.tmp` in the hand-off folder whose digits are no pid (too many of
+  them, or digits other than ASCII ones) is removed as a leftover; it used to make every
+  drain raise, so that nothing handed off ran again;
+- a relative $TMPDIR is passed over for the warm server's socket: it made the private folder
+  inside the project a hook ran in, and no server was ever found there.
+
+Real repositories; hooks as subprocesses the way an agent runs them, the server as a hook
+starts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memgit.agents import spool
+from memgit.git import localstate
+
+from .test_hook_leftovers import hook, hooks_log, project, server_up, wait_until, warm  # noqa: F401
+
+
+def test_a_leftover_whose_name_holds_no_pid_does_not_stop_the_drain(project: Path) -> None:  # noqa: F811
+    git_dir = project / ".git"
+    folder = localstate.handoffs(git_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    strays = [folder / ".00000000000000000001-1.json.99999999999999999999999.tmp",
+              folder / ".00000000000000000002-1.json.\u00b2\u00b3.tmp"]
+    for stray in strays:
+        stray.write_text('{"agent": "claude", "event": "pre-comp')
+    sessions = ["s-a", "s-b"]
+    for session in sessions:  # the records `session-end` hooks write, as they write them
+        spool.write(git_dir, {"agent": "claude", "event": "session-end", "cwd": str(project),
+                              "payload": {"session_id": session, "cwd": str(project), "reason": "exit"},
+                              "transcript_end": None})
+    hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
+         MEMGIT_HOOKS_BACKGROUND="1")
+    assert spool.pending(git_dir) == []
+    ended = [json.loads(line)["session_id"] for line in localstate.sessions_log(git_dir).read_text().splitlines()]
+    assert ended == sessions
+    assert not any(stray.exists() for stray in strays)
+    assert "removed a hand-off record its writer left unfinished" in hooks_log(project)
+
+
+def test_a_relative_tmpdir_is_passed_over_for_the_servers_socket(
+        project: Path, warm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", "tmp")  # relative: another folder wherever a hook runs
+    (project / "tmp").mkdir()
+    monkeypatch.chdir(project)
+    try:
+        server_up(project)
+        socket = warm.socket_path()
+        assert socket is not None and socket.is_absolute()
+        assert socket.parent == Path("/tmp") / f"memgit-{os.getuid()}"
+        assert list((project / "tmp").iterdir()) == []  # nothing made inside the project
+    finally:
+        pid = warm.running()
+        if pid and pid > 0:
+            os.kill(pid, signal.SIGTERM)
+            wait_until(lambda: warm.running() is None, "the server did not stop")
