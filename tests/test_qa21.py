@@ -4,7 +4,9 @@
   them, or digits other than ASCII ones) is removed as a leftover; it used to make every
   drain raise, so that nothing handed off ran again;
 - a relative $TMPDIR is passed over for the warm server's socket: it made the private folder
-  inside the project a hook ran in, and no server was ever found there.
+  inside the project a hook ran in, and no server was ever found there;
+- query-term coverage reads a candidate's body up to `coverage.BODY_CHARS` characters: it
+  tokenized every candidate's whole body on every query (30 memories of ~770 KB: 2 s a recall).
 
 Real repositories; hooks as subprocesses the way an agent runs them, the server as a hook
 starts it.
@@ -20,8 +22,11 @@ from typing import Any
 
 import pytest
 
+import memgit
 from memgit.agents import spool
 from memgit.git import localstate
+from memgit.index.ranking import Ranked
+from memgit.recall import coverage
 
 from .test_hook_leftovers import hook, hooks_log, project, server_up, wait_until, warm  # noqa: F401
 
@@ -65,3 +70,18 @@ def test_a_relative_tmpdir_is_passed_over_for_the_servers_socket(
         if pid and pid > 0:
             os.kill(pid, signal.SIGTERM)
             wait_until(lambda: warm.running() is None, "the server did not stop")
+
+
+def test_coverage_reads_a_long_body_only_up_to_its_cap(repo: Path, mem: memgit.Memgit) -> None:
+    filler = "the loader reads the settings file. " * 600  # ~22k characters, past the cap
+    mem.import_jsonl([json.dumps(line) for line in (
+        {"id": "m-long", "kind": "fact", "title": "Long notes", "body": f"getConfig is cached. {filler} parseIni too."},
+        {"id": "m-short", "kind": "fact", "title": "Short notes", "body": "getConfig calls parseIni once."},
+        {"id": "m-other", "kind": "fact", "title": "Deploys", "body": "Deploys go out on Tuesdays."},
+    )])
+    mem.index.sync()
+    ranked = [Ranked("m-long", 0.5, 0.5, {"keyword": 0.5}), Ranked("m-short", 0.5, 0.5, {"keyword": 0.5})]
+    lifted = {hit.id: hit.channels.get("coverage", 0.0) for hit in coverage.lift(mem.index, "getConfig parseIni", ranked)}
+    assert lifted["m-short"] == 1.0
+    assert 0.0 < lifted["m-long"] < 1.0  # `parseIni` comes past the cap: not seen
+    assert coverage.BODY_CHARS < len(filler) // 2
