@@ -6,7 +6,10 @@
 - a relative $TMPDIR is passed over for the warm server's socket: it made the private folder
   inside the project a hook ran in, and no server was ever found there;
 - query-term coverage reads a candidate's body up to `coverage.BODY_CHARS` characters: it
-  tokenized every candidate's whole body on every query (30 memories of ~770 KB: 2 s a recall).
+  tokenized every candidate's whole body on every query (30 memories of ~770 KB: 2 s a recall);
+- a query longer than `MAX_QUERY_CHARS` is cut at a space: cut inside a word, the word's first
+  half became a term and an anchor no memory holds, and a pasted log of one repeated line
+  lost its only answer to it.
 
 Real repositories; hooks as subprocesses the way an agent runs them, the server as a hook
 starts it.
@@ -17,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 from memgit.index.ranking import Ranked
 from memgit.recall import coverage
+from memgit.recall.recall import MAX_QUERY_CHARS, clean_query
 
 from .test_hook_leftovers import hook, hooks_log, project, server_up, wait_until, warm  # noqa: F401
 
@@ -85,3 +91,21 @@ def test_coverage_reads_a_long_body_only_up_to_its_cap(repo: Path, mem: memgit.M
     assert lifted["m-short"] == 1.0
     assert 0.0 < lifted["m-long"] < 1.0  # `parseIni` comes past the cap: not seen
     assert coverage.BODY_CHARS < len(filler) // 2
+
+
+def test_a_query_too_long_is_cut_between_words(repo: Path, mem: memgit.Memgit) -> None:
+    mem.import_jsonl([json.dumps(line) for line in (
+        {"id": "m-cfg", "kind": "fact", "title": "getConfig reads the ini once", "body": "It caches the result."},
+        *({"id": f"m-{n:03d}", "kind": "fact", "title": f"Deploy note {n}", "body": f"Deploys go out on day {n}."}
+          for n in range(60)),
+    )])
+    pasted = "`getConfig` " * (MAX_QUERY_CHARS // 12 + 1)  # the cut falls inside a `getConfig`
+    assert not pasted[MAX_QUERY_CHARS].isspace()
+    done = subprocess.run([sys.executable, "-m", "memgit", "recall", "--json", "-"], input=pasted, cwd=repo,
+                          capture_output=True, text=True, check=True, env=dict(os.environ))
+    hits = json.loads(done.stdout)
+    assert [hit["id"] for hit in hits] == ["m-cfg"]
+    assert hits[0]["channels"]["anchor"] == 1.0  # it holds every name asked for: no half of one
+    assert clean_query(pasted).endswith("`getConfig`")
+    assert clean_query("x" * (MAX_QUERY_CHARS - 2) + "ab\x01cd").endswith("xab")  # a control character is a gap
+    assert len(clean_query("\u5b57" * (MAX_QUERY_CHARS + 5))) == MAX_QUERY_CHARS  # no gap: cut where it falls
