@@ -4,7 +4,8 @@
   them, or digits other than ASCII ones) is removed as a leftover; it used to make every
   drain raise, so that nothing handed off ran again;
 - a relative $TMPDIR is passed over for the warm server's socket: it made the private folder
-  inside the project a hook ran in, and no server was ever found there;
+  inside the project a hook ran in, and no server was ever found there; so is one that is not
+  there (no server at all, where /tmp would do);
 - query-term coverage reads a candidate's body up to `coverage.BODY_CHARS` characters: it
   tokenized every candidate's whole body on every query (30 memories of ~770 KB: 2 s a recall);
 - a query longer than `MAX_QUERY_CHARS` is cut at a space: cut inside a word, the word's first
@@ -59,10 +60,11 @@ def test_a_leftover_whose_name_holds_no_pid_does_not_stop_the_drain(project: Pat
     assert "removed a hand-off record its writer left unfinished" in hooks_log(project)
 
 
-def test_a_relative_tmpdir_is_passed_over_for_the_servers_socket(
-        project: Path, warm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+@pytest.mark.parametrize("tmpdir", ["tmp", "/nonexistent-memgit-tmp"])
+def test_a_relative_or_missing_tmpdir_is_passed_over_for_the_servers_socket(
+        tmpdir: str, project: Path, warm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    monkeypatch.setenv("TMPDIR", "tmp")  # relative: another folder wherever a hook runs
+    monkeypatch.setenv("TMPDIR", tmpdir)  # relative: another folder wherever a hook runs; or not there
     (project / "tmp").mkdir()
     monkeypatch.chdir(project)
     try:
