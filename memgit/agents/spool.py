@@ -137,12 +137,18 @@ def _sweep(git_dir: Path, say: Say) -> None:
         pid = name[:-len(".tmp")].rsplit(".", 1)[-1]
         try:
             old = time.time() - os.lstat(folder / name).st_mtime > LEFTOVER_SECONDS
-            if not old and pid.isdigit() and _alive(int(pid)):
+            if not old and _alive(_pid(pid)):
                 continue  # being written
             os.unlink(folder / name)
         except OSError:
             continue
         say(f"removed a hand-off record its writer left unfinished: {name}")
+
+
+def _pid(text: str) -> int:
+    """The writer's pid in a leftover's name; 0 (none: gone) for what no writer names, such as
+    digits past any pid or other than ASCII ones, which `int` or `os.kill` would raise on."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else 0
 
 
 def _alive(pid: int) -> bool:

@@ -10,7 +10,8 @@ server itself never runs a hook, so nothing it holds can go stale between two. I
 optimisation only:
 
 - its socket lives in a private folder (`0700`, owned by the user) under the runtime or temp
-  directory, the first whose path fits in a Unix socket address (108 bytes; none: no server);
+  directory, the first absolute one there whose path fits in a Unix socket address (108 bytes;
+  none: no server);
   the hook uses it only when the folder and the socket are the user's own, and
   the server answers only its own user (the peer's credentials, on Linux);
 - connecting has a short timeout, and so has the server's one-byte acknowledgement, which
@@ -78,13 +79,15 @@ SOCKET_PATH_MAX = 108 if sys.platform.startswith("linux") else 104
 def _socket_file() -> str | None:
     """The first of the runtime folder, $TMPDIR and /tmp where this user's socket's path fits
     in an AF_UNIX address (a long HOME or TMPDIR must not start a server that cannot bind);
-    None when it fits nowhere (no server then)."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    None when it fits nowhere (no server then). A folder that is not there is passed over, and
+    so is a relative one (the XDG rule for the runtime folder): it would mean another place in
+    every folder a hook runs in, and make the private folder inside the project."""
     key = f"{sys.executable}\0{HOME}".encode()
     digest = f"{zlib.crc32(key):08x}{zlib.adler32(key):08x}"
     name = os.path.join(f"memgit-{os.getuid()}", f"hooks-{digest}.sock")
-    bases = [runtime] if runtime and os.path.isdir(runtime) else []
-    for base in [*bases, os.environ.get("TMPDIR") or "/tmp", "/tmp"]:
+    for base in (os.environ.get("XDG_RUNTIME_DIR"), os.environ.get("TMPDIR"), "/tmp"):
+        if not base or not os.path.isabs(base) or not os.path.isdir(base):
+            continue
         path = os.path.join(base, name)
         if len(os.fsencode(path)) < SOCKET_PATH_MAX:
             return path

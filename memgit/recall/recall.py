@@ -39,7 +39,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def clean_query(query: str) -> str:
-    """The query as searched: control characters blanked, at most MAX_QUERY_CHARS.
+    """The query as searched: control characters blanked, at most MAX_QUERY_CHARS, cut at a
+    space when longer (half a word would be a term and an anchor of its own, which no memory
+    holds: a pasted log of one repeated line lost every hit to it).
 
     Raises MemgitError for an empty or whitespace-only query.
     """
@@ -48,6 +50,10 @@ def clean_query(query: str) -> str:
     if not query.strip():
         raise MemgitError('empty query: say what to recall, e.g. memgit recall "why does parse_config return a tuple?"')
     text = _CONTROL.sub(" ", query[:MAX_QUERY_CHARS])
+    if len(query) > MAX_QUERY_CHARS and not (_CONTROL.sub(" ", query[MAX_QUERY_CHARS]).isspace()
+                                             or text[-1].isspace()):
+        whole = text.rsplit(None, 1)  # a word cut in two: its first half goes (none: all of it stays)
+        text = whole[0] if len(whole) > 1 else text
     text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)  # lone surrogates
     if not text.strip():
         raise MemgitError("empty query: it holds only control characters; say what to recall")
