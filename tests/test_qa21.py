@@ -111,3 +111,22 @@ def test_a_query_too_long_is_cut_between_words(repo: Path, mem: memgit.Memgit) -
     assert clean_query(pasted).endswith("`getConfig`")
     assert clean_query("x" * (MAX_QUERY_CHARS - 2) + "ab\x01cd").endswith("xab")  # a control character is a gap
     assert len(clean_query("\u5b57" * (MAX_QUERY_CHARS + 5))) == MAX_QUERY_CHARS  # no gap: cut where it falls
+
+
+def test_a_folder_named_like_a_record_does_not_stop_the_drain(project: Path) -> None:  # noqa: F811
+    git_dir = project / ".git"
+    folder = localstate.handoffs(git_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stray = folder / "00000000000000000001-1.json"  # sorts first; not a file memgit wrote
+    stray.mkdir()
+    sessions = ["s-a", "s-b"]
+    for session in sessions:
+        spool.write(git_dir, {"agent": "claude", "event": "session-end", "cwd": str(project),
+                              "payload": {"session_id": session, "cwd": str(project), "reason": "exit"},
+                              "transcript_end": None})
+    hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
+         MEMGIT_HOOKS_BACKGROUND="1")
+    assert spool.pending(git_dir) == []
+    ended = [json.loads(line)["session_id"] for line in localstate.sessions_log(git_dir).read_text().splitlines()]
+    assert ended == sessions
+    assert stray.is_dir()  # left to a person: memgit removes only what it wrote

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -55,7 +56,17 @@ def pending(git_dir: Path) -> list[Path]:
         names = os.listdir(localstate.handoffs(git_dir))
     except OSError:
         return []
-    return [localstate.handoffs(git_dir) / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
+    folder = localstate.handoffs(git_dir)
+    # Only what `write` makes: a folder or a link named like a record would never go away.
+    return [folder / n for n in sorted(names) if n.endswith(".json") and not n.startswith(".")
+            and stat.S_ISREG(_mode(folder / n))]
+
+
+def _mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 def write(git_dir: Path, record: dict[str, Any]) -> Path:
@@ -119,10 +130,22 @@ def drain(git_dir: Path, run: Run, say: Say, *, wait: float = 0.0, most: int | N
                     if record is not None:
                         run(record)
                 finally:  # a process killed while running it leaves the record for the next
-                    path.unlink(missing_ok=True)
+                    removed = _remove(path, say)
+                if not removed:  # it would run again and again: the rest waits for a person
+                    return False
                 done += 1
         if not pending(git_dir):  # written while the lock was let go: run by this process
             return True
+
+
+def _remove(path: Path, say: Say) -> bool:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        say(f"cannot remove a handed-off hook event that ran ({exc}); the events after it wait until "
+            f"it is removed: {path}")
+        return False
+    return True
 
 
 def _sweep(git_dir: Path, say: Say) -> None:
