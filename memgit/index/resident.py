@@ -16,11 +16,11 @@ scanned first as SQLite's `ORDER BY … LIMIT` does; the cosine is sqlite-vec's
 orders them. tests/test_recall_resident.py compares the two paths.
 
 Kept from a connection's second search on (a hook that recalls once reads nothing in), and
-never stale: what is kept is tied to one connection and to a stamp of what that connection
-has seen: `PRAGMA data_version` (changes committed by any other connection, in this process
-or another), its schema's version (a table dropped or made again) and its own writes to the
-four tables, counted by temporary triggers (`watch`, `memgit.index.stamps`). When any of
-them moved, the table is read again (~60 ms at 10k).
+never stale: what is kept is tied to one connection and to a stamp of the tables it was read
+from (`memgit.index.stamps`): their generations, which persistent triggers change on every
+write to them by anyone, and the schema's version (a table dropped or made again). When the
+stamp moved, the table is read again (~60 ms at 10k); a write elsewhere (`meta`, `files`: a
+prompt hook's sync) moves nothing.
 
 Memory: the sign bits cost 48 bytes a 384-dimension vector and are kept up to `MAX_BITS`
 rows a table (~48 MB); the float32 vectors 1.5 KB each, kept while a table's come to at most
@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memgit.index import postings as postings_mod
-from memgit.index.stamps import Stamp, stamp, watch_table
+from memgit.index import stamps
+from memgit.index.sqlite import BUSY_TIMEOUT_MS
+from memgit.index.stamps import Stamp, stamp
 
 #: A table's sign bits are kept up to this many rows; past it the SQL scans them.
 MAX_BITS = 1_000_000
@@ -81,23 +83,18 @@ class Resident:
     postings: postings_mod.Postings = field(default_factory=postings_mod.Postings)
 
     def watch(self, conn: Any) -> None:
-        """Count the connection's own writes to the four tables and FTS5's row lengths
-        (`memgit.index.stamps`), and note a search begun. Call it outside any transaction:
-        the index's read snapshots roll back what they made."""
+        """Note a search begun; from the second on, make sure the four tables and FTS5's row
+        lengths have their generations (`memgit.index.stamps`). Call it outside any
+        transaction: the index's read snapshots roll back what they made."""
         if conn is not self.conn:
             self.conn, self.tables, self.searches = conn, {}, 0
             self.postings = postings_mod.Postings()
         self.searches += 1
         if self.searches < 2:
             return  # nothing is kept for a first search, so nothing needs counting yet
-        watched = (*_WATCHED, postings_mod.DOCSIZE)
-        rows = conn.execute(
-            "SELECT m.name, (SELECT count(*) FROM temp.sqlite_master t WHERE t.type = 'trigger' "
-            "AND t.tbl_name = m.name AND t.name LIKE 'resident_%') FROM sqlite_master m "
-            f"WHERE m.type = 'table' AND m.name IN ({','.join('?' * len(watched))})", watched).fetchall()
-        for table, triggers in rows:
-            if triggers < 3:
-                watch_table(conn, table)
+        # A watched table without its triggers (an index made before them, a table made
+        # since): made now if the write lock is free, else nothing is kept this time.
+        stamps.install(conn, stamps.missing(conn, (*_WATCHED, postings_mod.DOCSIZE)), BUSY_TIMEOUT_MS)
         postings_mod.prepare(conn)
 
     def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
