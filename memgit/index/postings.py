@@ -40,6 +40,8 @@ K1 = 1.2
 B = 0.75
 #: Postings kept at most (a row holding a token is one); then they are read again as asked for.
 MAX_POSTINGS = 2_000_000
+#: Row counts of tokens kept at most (`Postings.counted`); then they are asked for again.
+MAX_COUNTS = 100_000
 #: The FTS5 table's shadow table of row lengths, written for every row inserted or deleted.
 DOCSIZE = "memories_fts_docsize"
 #: The per-instance vocabulary the postings are read from (made by `Resident.watch`).
@@ -59,6 +61,9 @@ class Postings:
     weights: tuple[float, ...] = ()
     columns: dict[str, int] = field(default_factory=dict)
     terms: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # token -> (rowids, f)
+    #: How many rows hold a token whose postings are not kept (asked of FTS5's vocabulary:
+    #: a very common word is counted, never ranked), as of the same stamp.
+    counts: dict[str, int] = field(default_factory=dict)
     held: int = 0
 
     def fresh(self, conn: Any, weights: Sequence[float]) -> bool:
@@ -78,7 +83,13 @@ class Postings:
     def count(self, token: str) -> int | None:
         """How many rows hold `token`, if its postings are kept (after `fresh`)."""
         kept = self.terms.get(token)
-        return None if kept is None else len(kept[0])
+        return self.counts.get(token) if kept is None else len(kept[0])
+
+    def counted(self, token: str, rows: int) -> None:
+        """Note how many rows hold `token` (read from FTS5 under the current stamp)."""
+        if len(self.counts) >= MAX_COUNTS:
+            self.counts.clear()
+        self.counts[token] = rows
 
     def ranked(self, conn: Any, phrases: Sequence[Sequence[str]],
                limit: int) -> list[tuple[int, float]] | None:
@@ -120,6 +131,7 @@ class Postings:
         names = [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
         self.columns = {name: n for n, name in enumerate(names)}
         self.stamp, self.weights, self.terms, self.held, self.valid = seen, weights, {}, 0, True
+        self.counts = {}
 
     def _posting(self, conn: Any, token: str) -> tuple[Any, Any]:
         """The rows (as positions in `docs`) that hold `token` and its weighted hits in each."""
