@@ -155,3 +155,26 @@ def test_a_locked_index_keeps_nothing_until_it_can_watch(repo: Path, store: Any,
         holder.communicate("\n", timeout=30)
     assert same_both_ways(store, QUERIES[:2]) == first
     used(store)
+
+
+def test_every_tokens_postings_read_on_a_thread_answer_as_the_sql_does(store: Any) -> None:
+    first = same_both_ways(store, QUERIES)
+    book = store.index.resident.postings
+    assert book.wait(60) and book.complete
+    assert "short" not in str(QUERIES) and "line" not in str(QUERIES)
+    assert {"short", "line"} <= set(book.terms)  # tokens no query asked for
+    assert same_both_ways(store, QUERIES) == first
+    same_both_ways(store, ["retries before it gives up", "zzzz nothing holds this", "note topic"])
+
+
+def test_postings_read_on_a_thread_before_a_write_are_not_used(repo: Path, store: Any) -> None:
+    same_both_ways(store, QUERIES)
+    book = store.index.resident.postings
+    assert book.wait(60) and book.complete
+    cli(repo, "remember", "Canary deploys go to the staging cluster first.", "--title", "Canary deploys")
+    (answer,) = same_both_ways(store, ["canary staging cluster"])
+    keyword = [mid for mid, _ in answer[1][3]]
+    assert keyword and store.index.memory(keyword[0]).title == "Canary deploys"
+    assert book.wait(60) and "canari" in book.terms  # read again under the new stamp
+    (again,) = same_both_ways(store, ["canary staging cluster"])
+    assert again == answer

@@ -136,6 +136,7 @@ class Resident:
         when not kept (yet) or not certain to answer as FTS5 does."""
         if conn is not self.conn or self.searches < 2 or not self.postings.fresh(conn, weights):
             return None
+        self.postings.preload(conn)  # every token's, on a thread: later queries read none
         return self.postings
 
     def _table(self, conn: Any, table: str) -> _Table | None:
