@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from memgit.index import stamps
+from memgit.index import postings, stamps
 from tests.conftest import git
 from tests.test_recall_resident import QUERIES, its_text, same_both_ways, store, used, vector_ids
 
@@ -157,6 +157,13 @@ def test_a_locked_index_keeps_nothing_until_it_can_watch(repo: Path, store: Any,
     used(store)
 
 
+@pytest.fixture
+def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread that reads every token's postings starts without waiting for a quiet spell."""
+    monkeypatch.setattr(postings, "IDLE_SECONDS", 0.0)
+
+
+@pytest.mark.usefixtures("no_wait")
 def test_every_tokens_postings_read_on_a_thread_answer_as_the_sql_does(store: Any) -> None:
     first = same_both_ways(store, QUERIES)
     book = store.index.resident.postings
@@ -167,6 +174,7 @@ def test_every_tokens_postings_read_on_a_thread_answer_as_the_sql_does(store: An
     same_both_ways(store, ["retries before it gives up", "zzzz nothing holds this", "note topic"])
 
 
+@pytest.mark.usefixtures("no_wait")
 def test_postings_read_on_a_thread_before_a_write_are_not_used(repo: Path, store: Any) -> None:
     same_both_ways(store, QUERIES)
     book = store.index.resident.postings
