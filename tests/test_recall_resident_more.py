@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,12 @@ def test_postings_read_on_a_thread_before_a_write_are_not_used(repo: Path, store
     assert book.wait(60) and "canari" in book.terms  # read again under the new stamp
     (again,) = same_both_ways(store, ["canary staging cluster"])
     assert again == answer
+
+
+def test_closing_the_store_stops_the_thread(store: Any) -> None:
+    same_both_ways(store, QUERIES[:2])
+    book = store.index.resident.postings
+    assert book._loading is not None and not book.complete  # waiting for a quiet second
+    store.close()
+    assert not book.wait(30)
+    assert not [t for t in threading.enumerate() if t.name == "memgit-postings" and t.is_alive()]

@@ -191,6 +191,10 @@ class Postings:
         args = (type(conn), path, self.stamp, self.docs, self.weights, dict(self.columns), box, self)
         threading.Thread(target=_load_all, args=args, name="memgit-postings", daemon=True).start()
 
+    def stop(self) -> None:
+        """Give up a `preload` under way (its thread stops at its next check)."""
+        self._loading = None
+
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a `preload` begun to finish; whether its postings are in (tests, benchmarks)."""
         loading = self._loading
@@ -251,28 +255,25 @@ def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[
               columns: dict[str, int], box: list[Any], book: Postings) -> None:
     """Every token's postings (`_parse`) into `box[0]`, read in one snapshot of `path` that
     has the same stamp; None there when it has not, when there are more than `MAX_POSTINGS`,
-    or anything fails (the tokens are then read as asked for). It waits until `book` has
-    answered no query for `IDLE_SECONDS`, and again whenever one comes, so that it takes its
-    ~1.5 s (10k memories) from the time between an agent's prompts, not from a recall."""
+    or anything fails (the tokens are then read as asked for). It reads once `book` has
+    answered no query for `IDLE_SECONDS`, and when a query comes meanwhile it lets go of its
+    snapshot and waits again: its ~1.5 s (10k memories) come from the time between an
+    agent's prompts, not from a recall, and it never holds a snapshot open for long."""
     out: dict[str, tuple[Any, Any]] | None = None
     conn = None
     try:
-        _idle(book, box)
         conn = connection(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {INSTANCES} USING fts5vocab(main, memories_fts, 'instance')")
-        conn.execute("BEGIN")
-        total = conn.execute("SELECT sum(doc) FROM memories_fts_vocab").fetchone()[0] or 0
-        if stamps.stamp(conn, (DOCSIZE,)) == stamp and total <= MAX_POSTINGS:
-            loaded: dict[str, tuple[Any, Any]] = {}
-            for term, text in conn.execute(f"{_select(columns, 'term, ')} GROUP BY term"):
-                _idle(book, box)
-                parsed = _parse(text or "", docs, weights, len(columns))
-                if parsed is None:
-                    break
-                loaded[term] = parsed
-            else:
-                out = loaded
-        conn.execute("ROLLBACK")
+        while True:
+            _idle(book, box)
+            conn.execute("BEGIN")
+            try:
+                read = _read_all(conn, stamp, docs, weights, columns, book, box)
+            finally:
+                conn.execute("ROLLBACK")
+            if read is not _ASKED:
+                out = read
+                break
     except Exception:  # noqa: BLE001 - a cache filled on the side: the tokens are read as asked for
         out = None
     finally:
@@ -281,12 +282,33 @@ def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[
         box.append(out)
 
 
+_ASKED: Any = object()  # `_read_all` stopped: a query came
+
+
+def _read_all(conn: Any, stamp: Any, docs: Any, weights: tuple[float, ...], columns: dict[str, int],
+              book: Postings, box: list[Any]) -> Any:
+    total = conn.execute("SELECT sum(doc) FROM memories_fts_vocab").fetchone()[0] or 0
+    if stamps.stamp(conn, (DOCSIZE,)) != stamp or total > MAX_POSTINGS:
+        return None
+    loaded: dict[str, tuple[Any, Any]] = {}
+    for term, text in conn.execute(f"{_select(columns, 'term, ')} GROUP BY term"):
+        if book._loading is None or book._loading[1] is not box:
+            raise LookupError("the index changed or was closed: these postings are no longer wanted")
+        if time.monotonic() - book.asked < IDLE_SECONDS:
+            return _ASKED
+        parsed = _parse(text or "", docs, weights, len(columns))
+        if parsed is None:
+            return None
+        loaded[term] = parsed
+    return loaded
+
+
 def _idle(book: Postings, box: list[Any]) -> None:
     """Return once `book` has answered no query for `IDLE_SECONDS`; raise when the `preload`
-    this thread serves was given up (the stamp moved)."""
+    this thread serves was given up (the stamp moved, the index was closed)."""
     while True:
         if book._loading is None or book._loading[1] is not box:
-            raise LookupError("the index changed: these postings are no longer wanted")
+            raise LookupError("the index changed or was closed: these postings are no longer wanted")
         quiet = time.monotonic() - book.asked
         if quiet >= IDLE_SECONDS:
             return

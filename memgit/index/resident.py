@@ -87,6 +87,7 @@ class Resident:
         lengths have their generations (`memgit.index.stamps`). Call it outside any
         transaction: the index's read snapshots roll back what they made."""
         if conn is not self.conn:
+            self.postings.stop()
             self.conn, self.tables, self.searches = conn, {}, 0
             self.postings = postings_mod.Postings()
         self.searches += 1
@@ -96,6 +97,12 @@ class Resident:
         # since): made now if the write lock is free, else nothing is kept this time.
         stamps.install(conn, stamps.missing(conn, (*_WATCHED, postings_mod.DOCSIZE)), BUSY_TIMEOUT_MS)
         postings_mod.prepare(conn)
+
+    def close(self) -> None:
+        """Let go of what is kept (the index is closed); a `preload` under way stops."""
+        self.postings.stop()
+        self.conn, self.tables, self.searches = None, {}, 0
+        self.postings = postings_mod.Postings()
 
     def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
         """The keys (docs, or `[doc, n]` pairs for passages) of the `n` rows of `table` nearest
