@@ -196,12 +196,11 @@ class Postings:
         self._loading = None
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a `preload` begun to finish; whether its postings are in (tests, benchmarks)."""
-        loading = self._loading
-        if loading is not None:
-            for thread in threading.enumerate():
-                if thread.name == "memgit-postings":
-                    thread.join(timeout)
+        """Wait for the process's `preload` threads to end; whether this one's postings are in
+        (tests, benchmarks)."""
+        for thread in threading.enumerate():
+            if thread.name == "memgit-postings":
+                thread.join(timeout)
         return self._take_loaded()
 
     def _take_loaded(self) -> bool:
