@@ -79,6 +79,8 @@ class Resident:
     #: Searches begun on this connection (`watch`): the first reads nothing into memory, so
     #: that a process that recalls once (a hook, a CLI call) pays nothing for keeping.
     searches: int = 0
+    #: The schema's version when every watched table that exists had its triggers.
+    schema: int | None = None
     #: The keyword channel's postings (`memgit.index.postings`), kept under the same rules.
     postings: postings_mod.Postings = field(default_factory=postings_mod.Postings)
 
@@ -88,20 +90,25 @@ class Resident:
         transaction: the index's read snapshots roll back what they made."""
         if conn is not self.conn:
             self.postings.stop()
-            self.conn, self.tables, self.searches = conn, {}, 0
+            self.conn, self.tables, self.searches, self.schema = conn, {}, 0, None
             self.postings = postings_mod.Postings()
         self.searches += 1
         if self.searches < 2:
             return  # nothing is kept for a first search, so nothing needs counting yet
         # A watched table without its triggers (an index made before them, a table made
         # since): made now if the write lock is free, else nothing is kept this time.
-        stamps.install(conn, stamps.missing(conn, (*_WATCHED, postings_mod.DOCSIZE)), BUSY_TIMEOUT_MS)
+        # The schema's version says when to look again (a table or trigger made or dropped).
+        schema = conn.execute("PRAGMA main.schema_version").fetchone()[0]
+        if schema != self.schema:
+            missing = stamps.missing(conn, (*_WATCHED, postings_mod.DOCSIZE))
+            if stamps.install(conn, missing, BUSY_TIMEOUT_MS):
+                self.schema = schema if not missing else None  # made some: look again next time
         postings_mod.prepare(conn)
 
     def close(self) -> None:
         """Let go of what is kept (the index is closed); a `preload` under way stops."""
         self.postings.stop()
-        self.conn, self.tables, self.searches = None, {}, 0
+        self.conn, self.tables, self.searches, self.schema = None, {}, 0, None
         self.postings = postings_mod.Postings()
 
     def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
