@@ -23,6 +23,13 @@ which holds these postings), and never stale: read again when the stamp
 row writes. Memory: each row's length
 (16 bytes a row) and the postings asked for, at most `MAX_POSTINGS` entries (16 bytes each,
 ~32 MB); past it they are dropped and read again as asked for.
+
+Every token's at once (`Postings.preload`): once the process has answered no query for
+`IDLE_SECONDS`, a thread with its own connection reads every token's postings in one snapshot
+and hands them over only if that snapshot has the same stamp; a query meanwhile makes it let
+go of its snapshot and wait again. At 10k memories ~1.5 s of one core and ~20 MB, taken
+between an agent's prompts; then no query reads postings. Not when they come to more than
+`MAX_POSTINGS` (100k memories).
 """
 
 from __future__ import annotations
