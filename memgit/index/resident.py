@@ -210,13 +210,14 @@ def _hamming_order(conn: Any, kept: _Table, query_vector: bytes, n: int) -> Any:
                           dtype=np.uint8)
     if query.shape[0] != kept.bits.shape[1]:
         return None
+    small = np.uint16 if kept.bits.shape[1] * 8 < 1 << 16 else np.int64
     if kept.bits.shape[1] % 8 == 0 and hasattr(np, "bitwise_count"):  # numpy 2: eight bytes at a time
         differ = kept.bits.view(np.uint64) ^ query.view(np.uint64)
-        counts = np.bitwise_count(differ).sum(axis=1, dtype=np.uint16)
+        counts = np.bitwise_count(differ).sum(axis=1, dtype=small)
     elif hasattr(np, "bitwise_count"):
-        counts = np.bitwise_count(kept.bits ^ query).sum(axis=1, dtype=np.uint16)
+        counts = np.bitwise_count(kept.bits ^ query).sum(axis=1, dtype=small)
     else:
-        counts = np.unpackbits(kept.bits ^ query, axis=1).sum(axis=1, dtype=np.uint16)
+        counts = np.unpackbits(kept.bits ^ query, axis=1).sum(axis=1, dtype=small)
     # A stable sort keeps ties in scan order; on 16-bit keys numpy's is a radix sort.
     return np.argsort(counts, kind="stable")[:n]
 
