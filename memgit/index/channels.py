@@ -163,7 +163,7 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
     each resulting token's row count comes from the fts5vocab table: a B-tree lookup each.
     A term's tokens depend only on the tokenizer, a constant, so the process keeps them
     (`_TOKENS`): a term seen before costs its lookups alone; with `book`, the postings the
-    process keeps (`memgit.index.postings`), not even those for a token kept there.
+    process keeps (`memgit.index.postings`), not even those for a token kept or counted there.
     """
     tokens = term_tokens(conn, terms)
     hits: list[int] = []
@@ -180,6 +180,8 @@ def term_hits(conn: Any, terms: list[str], book: Postings | None = None) -> list
                 continue
             found = conn.execute("SELECT doc FROM memories_fts_vocab WHERE term = ?", (token,)).fetchone()
             counts.append(found[0] if found else 0)
+            if book is not None:
+                book.counted(token, counts[-1])
         hits.append(min(counts) if counts else 0)  # a phrase is in no more rows than its rarest token
     return hits
 

@@ -126,6 +126,8 @@ class Index:
         """Close the database; the index cannot be used afterwards."""
         self.db.close()
         self.vectors.close()
+        if self.resident is not None:
+            self.resident.close()
 
     @property
     def vectors_on(self) -> bool:

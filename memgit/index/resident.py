@@ -16,11 +16,11 @@ scanned first as SQLite's `ORDER BY … LIMIT` does; the cosine is sqlite-vec's
 orders them. tests/test_recall_resident.py compares the two paths.
 
 Kept from a connection's second search on (a hook that recalls once reads nothing in), and
-never stale: what is kept is tied to one connection and to a stamp of what that connection
-has seen: `PRAGMA data_version` (changes committed by any other connection, in this process
-or another), its schema's version (a table dropped or made again) and its own writes to the
-four tables, counted by temporary triggers (`watch`, `memgit.index.stamps`). When any of
-them moved, the table is read again (~60 ms at 10k).
+never stale: what is kept is tied to one connection and to a stamp of the tables it was read
+from (`memgit.index.stamps`): their generations, which persistent triggers change on every
+write to them by anyone, and the schema's version (a table dropped or made again). When the
+stamp moved, the table is read again (~60 ms at 10k); a write elsewhere (`meta`, `files`: a
+prompt hook's sync) moves nothing.
 
 Memory: the sign bits cost 48 bytes a 384-dimension vector and are kept up to `MAX_BITS`
 rows a table (~48 MB); the float32 vectors 1.5 KB each, kept while a table's come to at most
@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memgit.index import postings as postings_mod
-from memgit.index.stamps import Stamp, stamp, watch_table
+from memgit.index import stamps
+from memgit.index.sqlite import BUSY_TIMEOUT_MS
+from memgit.index.stamps import Stamp, stamp
 
 #: A table's sign bits are kept up to this many rows; past it the SQL scans them.
 MAX_BITS = 1_000_000
@@ -77,28 +79,37 @@ class Resident:
     #: Searches begun on this connection (`watch`): the first reads nothing into memory, so
     #: that a process that recalls once (a hook, a CLI call) pays nothing for keeping.
     searches: int = 0
+    #: The schema's version when every watched table that exists had its triggers.
+    schema: int | None = None
     #: The keyword channel's postings (`memgit.index.postings`), kept under the same rules.
     postings: postings_mod.Postings = field(default_factory=postings_mod.Postings)
 
     def watch(self, conn: Any) -> None:
-        """Count the connection's own writes to the four tables and FTS5's row lengths
-        (`memgit.index.stamps`), and note a search begun. Call it outside any transaction:
-        the index's read snapshots roll back what they made."""
+        """Note a search begun; from the second on, make sure the four tables and FTS5's row
+        lengths have their generations (`memgit.index.stamps`). Call it outside any
+        transaction: the index's read snapshots roll back what they made."""
         if conn is not self.conn:
-            self.conn, self.tables, self.searches = conn, {}, 0
+            self.postings.stop()
+            self.conn, self.tables, self.searches, self.schema = conn, {}, 0, None
             self.postings = postings_mod.Postings()
         self.searches += 1
         if self.searches < 2:
             return  # nothing is kept for a first search, so nothing needs counting yet
-        watched = (*_WATCHED, postings_mod.DOCSIZE)
-        rows = conn.execute(
-            "SELECT m.name, (SELECT count(*) FROM temp.sqlite_master t WHERE t.type = 'trigger' "
-            "AND t.tbl_name = m.name AND t.name LIKE 'resident_%') FROM sqlite_master m "
-            f"WHERE m.type = 'table' AND m.name IN ({','.join('?' * len(watched))})", watched).fetchall()
-        for table, triggers in rows:
-            if triggers < 3:
-                watch_table(conn, table)
+        # A watched table without its triggers (an index made before them, a table made
+        # since): made now if the write lock is free, else nothing is kept this time.
+        # The schema's version says when to look again (a table or trigger made or dropped).
+        schema = conn.execute("PRAGMA main.schema_version").fetchone()[0]
+        if schema != self.schema:
+            missing = stamps.missing(conn, (*_WATCHED, postings_mod.DOCSIZE))
+            if stamps.install(conn, missing, BUSY_TIMEOUT_MS):
+                self.schema = schema if not missing else None  # made some: look again next time
         postings_mod.prepare(conn)
+
+    def close(self) -> None:
+        """Let go of what is kept (the index is closed); a `preload` under way stops."""
+        self.postings.stop()
+        self.conn, self.tables, self.searches, self.schema = None, {}, 0, None
+        self.postings = postings_mod.Postings()
 
     def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
         """The keys (docs, or `[doc, n]` pairs for passages) of the `n` rows of `table` nearest
@@ -139,6 +150,7 @@ class Resident:
         when not kept (yet) or not certain to answer as FTS5 does."""
         if conn is not self.conn or self.searches < 2 or not self.postings.fresh(conn, weights):
             return None
+        self.postings.preload(conn)  # every token's, on a thread: later queries read none
         return self.postings
 
     def _table(self, conn: Any, table: str) -> _Table | None:
@@ -198,22 +210,29 @@ def _hamming_order(conn: Any, kept: _Table, query_vector: bytes, n: int) -> Any:
                           dtype=np.uint8)
     if query.shape[0] != kept.bits.shape[1]:
         return None
-    differ = kept.bits ^ query
-    if hasattr(np, "bitwise_count"):  # numpy 2
-        counts = np.bitwise_count(differ).sum(axis=1, dtype=np.int32)
+    small = np.uint16 if kept.bits.shape[1] * 8 < 1 << 16 else np.int64
+    if kept.bits.shape[1] % 8 == 0 and hasattr(np, "bitwise_count"):  # numpy 2: eight bytes at a time
+        differ = kept.bits.view(np.uint64) ^ query.view(np.uint64)
+        counts = np.bitwise_count(differ).sum(axis=1, dtype=small)
+    elif hasattr(np, "bitwise_count"):
+        counts = np.bitwise_count(kept.bits ^ query).sum(axis=1, dtype=small)
     else:
-        counts = np.unpackbits(differ, axis=1).sum(axis=1, dtype=np.int32)
+        counts = np.unpackbits(kept.bits ^ query, axis=1).sum(axis=1, dtype=small)
+    # A stable sort keeps ties in scan order; on 16-bit keys numpy's is a radix sort.
     return np.argsort(counts, kind="stable")[:n]
 
 
 def _cosine(kept: _Table, order: Any, query: Any) -> Any:
     """sqlite-vec's cosine distance of the rows `order` to `query`, bit for bit: float32
-    products summed in dimension order (`cumsum` adds one at a time, as the C loop does; numpy's
-    `sum` would add in pairs), the rest in double, the result a float32; a zero vector's (NaN,
-    NULL in SQL) is 1.0 as `channels._COSINE` makes it."""
+    products summed in dimension order, as the C loop does, the rest in double, the result a
+    float32; a zero vector's (NaN, NULL in SQL) is 1.0 as `channels._COSINE` makes it. The
+    products are laid out a dimension a row and added row after row: numpy sums in pairs only
+    along the axis that is contiguous in memory, so along the other it adds one at a time
+    (a `cumsum` along each vector, the same sums, took twice as long)."""
     import numpy as np  # see `Resident.nearest`
 
-    dot = np.cumsum(kept.floats[order] * query, axis=1, dtype=np.float32)[:, -1]
+    products = np.ascontiguousarray((kept.floats[order] * query).T)
+    dot = np.add.reduce(products, axis=0, dtype=np.float32)
     own = np.cumsum(query * query, dtype=np.float32)[-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = (1.0 - dot.astype(np.float64) / (np.sqrt(kept.norms[order].astype(np.float64))
