@@ -23,7 +23,7 @@ from memgit.git import localstate
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
 from memgit.memory.format import Memory
-from memgit.recall import adaptive, coverage, deep as deep_mod, prf, timing
+from memgit.recall import adaptive, coverage, deep as deep_mod, prf, sentences, timing
 from memgit.recall.hit import Hit, Hits, How
 from memgit.recall.inject import fit
 
@@ -90,7 +90,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
                    anchor=config.recall_weight_anchor, title=config.recall_weight_title,
                    method=config.recall_method)
     when = timing.question(text)
-    index.prefetch(text)  # the query's vector is computed while the change check runs
+    parts = sentences.split(text)
+    index.prefetch(text, parts)  # the query's vectors are computed while the change check runs
     if sync:
         index.sync(embed="auto")
     if isinstance(kinds, str):
@@ -102,6 +103,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     pool = max(POOL, 3 * k)
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
+    found = sentences.widen(index, parts, found, limit=pool, include_archived=include_archived,
+                            task_id=task_id, kinds=kinds)
     weights = adaptive.weights_for(shape.kind, base, found.title_share, learned)
     exact = list(found.exact)
     ranked = _fused(found.channels, weights, base, floor)
