@@ -1,6 +1,6 @@
 """Recall rules for questions in words: query-term coverage rewards holding all a query says,
 not a part of it (memgit.recall.coverage); a question of several sentences is also searched by
-meaning sentence by sentence, embedded in one call with the whole (memgit.recall.sentences).
+meaning sentence by sentence, embedded with the whole on its thread (memgit.recall.sentences).
 
 Real repositories and real SQLite; keywords only where vectors are not the point, else the
 hashed-words stand-in of tests/gated_embedder.py through memgit's `module:attr` plug-in

