@@ -121,6 +121,7 @@ def _sentence_store(repo: Path, monkeypatch: pytest.MonkeyPatch) -> memgit.Memgi
     ("Which CI platform (e.g. GitHub Actions) runs the nightly build?", []),  # "e.g." ends nothing
     ("one two three. four five six. seven eight nine. ten eleven twelve. thirteen fourteen fifteen",
      ["one two three.", "four five six.", "seven eight nine.", "ten eleven twelve."]),  # the first four
+    ("Fix the flaky test now. Fix the flaky test now.", []),  # one sentence twice is one sentence
     ("", []),
 ])
 def test_split_keeps_substantive_sentences_of_questions_of_two_or_more(query: str, expected: list[str]) -> None:

@@ -40,7 +40,7 @@ def split(query: str) -> list[str]:
     """The substantive sentences of `query` to search on their own, or [] when it has fewer
     than two (see the module docstring)."""
     parts = [p.strip() for p in _SPLIT.split(query)]
-    parts = [p for p in parts if len(_WORD.findall(p)) >= MIN_WORDS]
+    parts = list(dict.fromkeys(p for p in parts if len(_WORD.findall(p)) >= MIN_WORDS))
     return parts[:MAX_SENTENCES] if len(parts) >= 2 else []
 
 
