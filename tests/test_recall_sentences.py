@@ -157,3 +157,18 @@ def test_a_one_sentence_question_is_searched_as_before(repo: Path, monkeypatch: 
     hits = mem.recall("nightly export job keeps timing out on staging box", k=3, min_score=0, record=False)
     assert COUNTING.calls == [["nightly export job keeps timing out on staging box"]]
     assert hits[0].id == "job"
+
+
+def test_the_prompt_hooks_recall_searches_a_prompt_as_a_whole(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memgit.agents import briefing
+
+    mem = _sentence_store(repo, monkeypatch)
+    mem.recall("warm up the model", k=1, min_score=0, record=False)
+    COUNTING.calls.clear()
+    briefing.for_prompt(mem.workspace, TWO, task=None)
+    assert COUNTING.calls == [[TWO]]  # runs on every prompt: no embedding per sentence
+    COUNTING.calls.clear()
+    mem.recall(TWO, k=3, min_score=0, record=False)
+    # Recall proper does search by sentence: the question's vector is kept, its sentences are
+    # embedded now, in one call.
+    assert COUNTING.calls == [["nightly export job keeps timing out on staging box.", RETRY]]
