@@ -129,8 +129,11 @@ def session_start(
 def for_prompt(
     ws: Workspace, prompt: str, *, task: str | None, known: Sequence[str] = (), budget: int | None = None
 ) -> Injection:
-    """Memories relevant to `prompt`, above the floor, that the session does not hold yet."""
-    return _capped(ask.inject(ws, prompt, task_id=task, budget=budget, known=known, record=False))
+    """Memories relevant to `prompt`, above the floor, that the session does not hold yet. A
+    prompt of several sentences is searched as a whole only: this runs on every prompt, and
+    each sentence would cost one more query embedding (`memgit.recall.sentences`)."""
+    return _capped(ask.inject(ws, prompt, task_id=task, budget=budget, known=known, record=False,
+                              by_sentence=False))
 
 
 def resume(

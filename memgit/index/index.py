@@ -514,10 +514,11 @@ class Index:
         return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane,
                               vectorless=vectorless, titleless=titleless), exact, use, passage_of, share)
 
-    def prefetch(self, query: str) -> None:
-        """Start embedding `query` for the `search` that follows (see `Vectors.prefetch`);
-        call it before `sync`, which then runs while the model works."""
-        self.db.guard(lambda: self.vectors.prefetch(query.replace("\0", " ")))
+    def prefetch(self, query: str, also: Sequence[str] = ()) -> None:
+        """Start embedding `query` (and in the same call `also`) for the `search` that follows
+        (see `Vectors.prefetch`); call it before `sync`, which then runs while the model works."""
+        self.db.guard(lambda: self.vectors.prefetch(query.replace("\0", " "),
+                                                    [a.replace("\0", " ") for a in also]))
 
     def vector_use(self, ran: bool, vectorless: int = 0) -> VectorUse:
         """Why the vector channel did not run (or ran for only some candidates)."""

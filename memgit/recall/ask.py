@@ -21,13 +21,16 @@ from memgit.recall.inject import HEADER, Injection, fit
 def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | None = None,
            kinds: Sequence[str] | None = None, min_score: float | None = None,
            budget_tokens: int | None = None, include_archived: bool = False, known: Collection[str] = (),
-           record: bool = True, at: str | None = None, mark: bool = True, deep: bool = False) -> Hits:
+           record: bool = True, at: str | None = None, mark: bool = True, deep: bool = False,
+           by_sentence: bool = True) -> Hits:
     """The memories that best answer `query`, best first, leaving out the `known` ones (what
     memgit already gave the session), the user store's merged in (`memgit.recall.scopes`);
     with `record`, logged in `recalls.jsonl`. With `mark`, each project hit says whether it was
     reviewed (`memgit.recall.provenance`). With `at`, from the memories of that commit instead
     (`memgit.recall.asof`: no user store, nothing logged). `deep`: follow the links of the best
-    hits (`memgit.recall.deep`; files that change together from this repository's history)."""
+    hits (`memgit.recall.deep`; files that change together from this repository's history).
+    `by_sentence`: a question of several sentences is also searched sentence by sentence
+    (`memgit.recall.sentences`)."""
     if at is not None:
         return Hits(_recall_at(ws, at, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
                                budget_tokens=budget_tokens, include_archived=include_archived, known=known))
@@ -48,11 +51,13 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
         deep=deep,
         cochange=(lambda: cochange.partners(repo)) if (repo := ws.repo) is not None else None,
         learned=learned.multipliers(repo.git_dir) if repo is not None else None,
+        by_sentence=by_sentence,
     )
     hits = codecheck.annotate(ws, [h for h in found if h.id not in skip][:k])
     theirs = scopes.ask(ws, scopes.share(k), kinds, lambda user, n, kinds: recall(
         user, query, n, task_id=task_id, kinds=kinds, min_score=min_score, budget_tokens=budget_tokens,
-        include_archived=include_archived, known=known, record=False, mark=False, deep=deep))
+        include_archived=include_archived, known=known, record=False, mark=False, deep=deep,
+        by_sentence=by_sentence))
     if theirs:
         hits = scopes.merge(hits, theirs, k)
         hits = list(fit(hits, budget_tokens).hits) if budget_tokens is not None else hits
@@ -80,7 +85,7 @@ def degraded(ws: Workspace, found: Hits) -> None:
 def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequence[str] | None = None,
            k: int | None = None, budget: int | None = None, min_score: float | None = None,
            known: Collection[str] = (), record: bool = True, at: str | None = None,
-           deep: bool = False) -> Injection:
+           deep: bool = False, by_sentence: bool = True) -> Injection:
     """What an agent is given for `query`: the `[inject]` policy (k, budget, tokens per
     memory, floor) applied to `recall`; see `Memgit.inject`."""
     c = ws.config
@@ -90,7 +95,7 @@ def inject(ws: Workspace, query: str, *, task_id: str | None = None, kinds: Sequ
         raise MemgitError("the budget and k must be at least 1")
     floor = c.inject_min_score if min_score is None else min_score
     hits = recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=floor, known=known, record=False,
-                  at=at, deep=deep)
+                  at=at, deep=deep, by_sentence=by_sentence)
     given = fit(hits, budget, c.inject_per_memory, k, header=HEADER)
     if record:
         log(ws, query, given.hits)

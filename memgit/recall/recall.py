@@ -23,7 +23,7 @@ from memgit.git import localstate
 from memgit.index.index import Index
 from memgit.index.ranking import Channels, Ranked, Weights, apply_floor, fuse
 from memgit.memory.format import Memory
-from memgit.recall import adaptive, coverage, deep as deep_mod, prf, timing
+from memgit.recall import adaptive, coverage, deep as deep_mod, prf, sentences, timing
 from memgit.recall.hit import Hit, Hits, How
 from memgit.recall.inject import fit
 
@@ -66,7 +66,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
            config: Config, path_prefix: str = "", sync: bool = True, deep: bool = False,
            links: Collection[str] = deep_mod.LINKS,
            cochange: Callable[[], Mapping[str, Mapping[str, int]]] | None = None,
-           learned: Mapping[str, Sequence[float]] | None = None) -> Hits:
+           learned: Mapping[str, Sequence[float]] | None = None, by_sentence: bool = True) -> Hits:
     """The memories that answer `query`, best first; see the module docstring.
 
     - `task_id`: that task's memories and memories with no task; only if none of them
@@ -81,6 +81,9 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     - `sync`: bring the index in step with the files first (cheap; see `Index.sync`).
     - `deep`: a wider pool, then the memories linked to the best hits (`memgit.recall.deep`;
       `links` chooses the link kinds, `cochange` gives the files that change together).
+    - `by_sentence`: a question of two or more sentences is also searched by meaning sentence
+      by sentence (`memgit.recall.sentences`; one more query embedding each). The prompt hook,
+      which runs on every prompt an agent is given, turns it off.
 
     The channel weights are the configured ones scaled for the query's kind
     (`memgit.recall.adaptive`), and by `learned` (per kind, from this clone's feedback:
@@ -96,7 +99,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
                    anchor=config.recall_weight_anchor, title=config.recall_weight_title,
                    method=config.recall_method)
     when = timing.question(text)
-    index.prefetch(text)  # the query's vector is computed while the change check runs
+    parts = sentences.split(text) if by_sentence else []
+    index.prefetch(text, parts)  # the query's vectors are computed while the change check runs
     if sync:
         index.sync(embed="auto")
     if isinstance(kinds, str):
@@ -108,6 +112,8 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
     pool = max(POOL, 3 * k)
 
     found = index.search(text, limit=pool, include_archived=include_archived, task_id=task_id, kinds=kinds)
+    found = sentences.widen(index, parts, found, limit=pool, include_archived=include_archived,
+                            task_id=task_id, kinds=kinds)
     weights = adaptive.weights_for(shape.kind, base, found.title_share, learned)
     exact = list(found.exact)
     ranked = _fused(found.channels, weights, base, floor)
@@ -147,7 +153,7 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         return recall(index, query, k=k, task_id=task_id, kinds=kinds, min_score=min_score,
                       budget_tokens=budget_tokens, include_archived=include_archived, config=config,
                       path_prefix=path_prefix, sync=False, deep=deep, links=links, cochange=cochange,
-                      learned=learned)
+                      learned=learned, by_sentence=by_sentence)
 
     missing = [r.id for r in ordered if r.id not in memories]
     memories.update(index.memories(missing))
