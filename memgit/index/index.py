@@ -480,10 +480,11 @@ class Index:
         if self._qtok is not self.conn:
             channels.prepare(self.conn)
             self._qtok = self.conn
-        try:  # outside the snapshot, which rolls back what it makes; nothing kept if it cannot
-            self.resident.watch(self.conn) if self.resident is not None else None
-        except self.db.driver.OperationalError:
-            self.resident = None
+        if self.resident is not None:  # outside the snapshot, which rolls back what it makes
+            try:
+                self.resident.watch(self.conn)
+            except self.db.driver.OperationalError:
+                self.resident = None  # nothing kept when it cannot
         # One read transaction: every channel sees the same snapshot, even while another
         # process is syncing (WAL), so counts and postings agree.
         passage_of: dict[str, int] = {}
@@ -609,10 +610,8 @@ class Index:
         data = self.db.guard(counts)
         if not self.vectors_on or self.in_memory:
             data["pending_vectors"] = 0
-        job = "no"
-        if self.db_path is not None and not self.in_memory:
-            pid = embedjob.running(self.db_path)
-            job = job if pid is None else f"running (pid {pid})"
+        pid = embedjob.running(self.db_path) if self.db_path is not None and not self.in_memory else None
+        job = "no" if pid is None else f"running (pid {pid})"
         last = data.pop("last_sync")
         embedder_id, schema_version = data.pop("embedder_id"), data.pop("schema_version")
         reason = self.vectors_reason()
