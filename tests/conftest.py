@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -129,3 +130,16 @@ def pre_commit(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
     """One pre-commit set-up for the whole run (`PreCommit`)."""
     pytest.importorskip("pre_commit")
     return PreCommit(tmp_path_factory.mktemp("pre-commit"))
+
+
+@pytest.fixture
+def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The warm hook server on; the one the test started stopped after."""
+    from memgit.agents import warmhooks
+
+    monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
+    monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
+    yield warmhooks
+    pid = warmhooks.running()
+    if pid and pid > 0:
+        os.kill(pid, signal.SIGTERM)

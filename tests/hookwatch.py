@@ -4,10 +4,12 @@ hook handed to a background process."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memgit.agents import spool
 from memgit.git import localstate
 
 
@@ -21,3 +23,18 @@ def wait_until(check: Callable[[], object], what: str) -> None:
     while not check():
         assert time.monotonic() < deadline, what
         time.sleep(0.05)
+
+
+def hand_off_session_ends(project: Path, sessions: list[str]) -> None:
+    """The records `session-end` hooks write for `sessions`, as they write them."""
+    for session in sessions:
+        spool.write(project / ".git", {"agent": "claude", "event": "session-end", "cwd": str(project),
+                                       "payload": {"session_id": session, "cwd": str(project), "reason": "exit"},
+                                       "transcript_end": None})
+
+
+def sessions_ended(project: Path) -> list[str]:
+    """The sessions recorded as ended, in the order they were recorded."""
+    log = localstate.sessions_log(project / ".git").read_text().splitlines()
+    return [json.loads(line)["session_id"] for line in log]
+

@@ -109,19 +109,6 @@ RUN_HOOK = (
 )
 
 
-@pytest.fixture
-def warm(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """The warm hook server on (its socket under this test's own runtime folder); stopped after."""
-    from memgit.agents import warmhooks
-
-    monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
-    monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
-    yield warmhooks
-    pid = warmhooks.running()
-    if pid and pid > 0:
-        os.kill(pid, signal.SIGTERM)  # the server this test started
-
-
 def start_hook(cwd: Path, event: str, data: dict[str, Any], **env: str) -> subprocess.Popen[str]:
     with tempfile.TemporaryFile("w+") as stdin:  # the payload, as the agent pipes it
         stdin.write(json.dumps(data))

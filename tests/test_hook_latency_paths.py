@@ -221,19 +221,6 @@ def test_handing_off_can_be_turned_off(project: Path, tmp_path: Path, monkeypatc
 # -- the warm hook server ------------------------------------------------------------------
 
 
-@pytest.fixture
-def warm(project: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """The warm hook server on (its socket under this test's own runtime folder); stopped after."""
-    from memgit.agents import warmhooks
-
-    monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
-    monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
-    yield warmhooks
-    pid = warmhooks.running()
-    if pid and pid > 0:
-        os.kill(pid, 15)  # the server this test started
-
-
 def _served(project: Path, session: str, prompt: str) -> tuple[str, list[str], str]:
     """(answer, the hook's modules, the session used) of the first prompt hook a server answers
     (the first hook starts one); each try is a new session."""

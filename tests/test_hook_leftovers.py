@@ -33,7 +33,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
-from .hookwatch import hooks_log, wait_until
+from .hookwatch import hand_off_session_ends, hooks_log, sessions_ended, wait_until
 
 # The hook's own process; then whether the warm server answered it (memgit's API not imported).
 RUN_HOOK = (
@@ -118,32 +118,16 @@ def test_a_record_left_half_written_is_removed_once_its_writer_is_gone(project: 
 def test_a_session_start_leaves_most_of_a_backlog_to_the_background_in_order(project: Path) -> None:
     git_dir = project / ".git"
     sessions = [f"s-{i:02d}" for i in range(12)]  # more than `spool.INLINE_RECORDS`
-    for session in sessions:  # the records `session-end` hooks write, as they write them
-        spool.write(git_dir, {"agent": "claude", "event": "session-end", "cwd": str(project),
-                              "payload": {"session_id": session, "cwd": str(project), "reason": "exit"},
-                              "transcript_end": None})
+    hand_off_session_ends(project, sessions)
     hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
          MEMGIT_HOOKS_BACKGROUND="1")
     assert "handed-off hook events to the background process" in hooks_log(project)
     wait_until(lambda: drained(git_dir), "the background process did not run the rest")
-    ended = [json.loads(line)["session_id"] for line in localstate.sessions_log(git_dir).read_text().splitlines()]
+    ended = sessions_ended(project)
     assert ended == sessions  # every one, once, in the order handed off
 
 
 # -- the warm hook server ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def warm(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """The warm hook server on; stopped after."""
-    from memgit.agents import warmhooks
-
-    monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
-    monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
-    yield warmhooks
-    pid = warmhooks.running()
-    if pid and pid > 0:
-        os.kill(pid, signal.SIGTERM)  # the server this test started
 
 
 def server_up(cwd: Path, umask: int = 0o022) -> None:

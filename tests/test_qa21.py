@@ -35,7 +35,8 @@ from memgit.index.ranking import Ranked
 from memgit.recall import coverage
 from memgit.recall.recall import MAX_QUERY_CHARS, clean_query
 
-from .test_hook_leftovers import hook, hooks_log, project, server_up, wait_until, warm  # noqa: F401
+from .hookwatch import hand_off_session_ends, hooks_log, sessions_ended, wait_until
+from .test_hook_leftovers import hook, project, server_up  # noqa: F401 (project: a fixture)
 
 
 def test_a_leftover_whose_name_holds_no_pid_does_not_stop_the_drain(project: Path) -> None:  # noqa: F811
@@ -47,14 +48,11 @@ def test_a_leftover_whose_name_holds_no_pid_does_not_stop_the_drain(project: Pat
     for stray in strays:
         stray.write_text('{"agent": "claude", "event": "pre-comp')
     sessions = ["s-a", "s-b"]
-    for session in sessions:  # the records `session-end` hooks write, as they write them
-        spool.write(git_dir, {"agent": "claude", "event": "session-end", "cwd": str(project),
-                              "payload": {"session_id": session, "cwd": str(project), "reason": "exit"},
-                              "transcript_end": None})
+    hand_off_session_ends(project, sessions)
     hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
          MEMGIT_HOOKS_BACKGROUND="1")
     assert spool.pending(git_dir) == []
-    ended = [json.loads(line)["session_id"] for line in localstate.sessions_log(git_dir).read_text().splitlines()]
+    ended = sessions_ended(project)
     assert ended == sessions
     assert not any(stray.exists() for stray in strays)
     assert "removed a hand-off record its writer left unfinished" in hooks_log(project)
@@ -120,13 +118,10 @@ def test_a_folder_named_like_a_record_does_not_stop_the_drain(project: Path) -> 
     stray = folder / "00000000000000000001-1.json"  # sorts first; not a file memgit wrote
     stray.mkdir()
     sessions = ["s-a", "s-b"]
-    for session in sessions:
-        spool.write(git_dir, {"agent": "claude", "event": "session-end", "cwd": str(project),
-                              "payload": {"session_id": session, "cwd": str(project), "reason": "exit"},
-                              "transcript_end": None})
+    hand_off_session_ends(project, sessions)
     hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
          MEMGIT_HOOKS_BACKGROUND="1")
     assert spool.pending(git_dir) == []
-    ended = [json.loads(line)["session_id"] for line in localstate.sessions_log(git_dir).read_text().splitlines()]
+    ended = sessions_ended(project)
     assert ended == sessions
     assert stray.is_dir()  # left to a person: memgit removes only what it wrote
