@@ -127,13 +127,18 @@ def test_a_file_written_by_someone_else_beside_memgits_own_write_is_still_indexe
 def test_a_deletion_by_memgit_is_taken_without_a_listing(
         mem: Any, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = seeded_store(repo, 8)
+    time.sleep(changes.RACY_NS / 1e9 * 2)  # the folder's time is then stored as it is, not "check again"
     mem.index.sync()
     seen = listings(monkeypatch, folder)
     mem.forget("m-003", hard=True)
+    assert seen == []  # the write itself lists nothing
+    # The next sync may list the folder once if the write's clock tick is over by then
+    # (`changes.RACY_NS`: a file another program made in that tick), as a loaded machine
+    # makes it; the deletion is taken either way.
     with memgit.open(repo, warn=lambda m: None) as later:
         later.index.sync()
         assert "m-003" not in later.index.memories(["m-003"])
-    assert seen == []
+    assert len(seen) <= 1
 
 
 # -- the rolling stat --------------------------------------------------------------------------

@@ -125,3 +125,13 @@ def test_a_folder_named_like_a_record_does_not_stop_the_drain(project: Path) -> 
     ended = sessions_ended(project)
     assert ended == sessions
     assert stray.is_dir()  # left to a person: memgit removes only what it wrote
+
+
+def test_a_long_lived_process_recalls_from_a_store_with_nothing_indexed(repo: Path, mem: memgit.Memgit) -> None:
+    # From its second search a long-lived process keeps the index's postings; an FTS5 table
+    # that never held a row has an empty totals block, which must read as no rows.
+    assert mem.index.resident is not None  # this process keeps what it can
+    for _ in range(3):
+        assert list(mem.recall("how does the retry handler back off")) == []
+    mem.remember("The retry handler backs off exponentially, capped at 30 seconds")
+    assert [h.memory.title for h in mem.recall("retry handler back off")][:1] != []

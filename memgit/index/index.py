@@ -89,8 +89,8 @@ class Found:
 class Index:
     """The index of one memory folder. See the module docstring for how it keeps in step."""
 
-    def __init__(self, db_path: Path | None, store: Store, embedder_name: str = "minilm",
-                 warn: Warn = _stderr, *, warm: bool = False, background: bool = False) -> None:
+    def __init__(self, db_path: Path | None, store: Store, embedder_name: str = "minilm", warn: Warn = _stderr,
+                 *, warm: bool = False, background: bool = False, keep: bool = True) -> None:
         self.store = store
         self.root = Path(store.root)
         self.db_path = db_path
@@ -102,8 +102,8 @@ class Index:
         self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background)
         self.db.on_connect = self.vectors.attach
         self._qtok: Any = None  # the connection that has the temp.qtok table
-        # The stored vectors kept while this process recalls (None: read in SQL each time).
-        self.resident: Resident | None = Resident()
+        # What a long-lived process keeps while it recalls (`keep`); a hook or the CLI keeps none.
+        self.resident: Resident | None = Resident() if keep else None
         self._skip_warned: set[tuple[str, str]] = set()
         self._copy_of: dict[str, str] = {}  # during `_apply`: see there
         self._demoted: list[str] = []

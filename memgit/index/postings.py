@@ -146,7 +146,7 @@ class Postings:
         self.docs = np.array([r[0] for r in sizes], dtype=np.int64)
         lengths = np.array([float(sum(_varints(r[1]))) for r in sizes], dtype=np.float64)
         totals = conn.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
-        counts = _varints(totals[0]) if totals else [0]
+        counts = (_varints(totals[0]) if totals and totals[0] else []) or [0]  # an empty table: no block
         self.n_rows, self.n_tokens = counts[0], sum(counts[1:])
         # k1 * (1 - b + b * D / avgdl), each row's, evaluated as fts5_aux.c writes it
         avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0

@@ -171,6 +171,7 @@ class Workspace:
                     warn=self.warn,
                     warm=self.warm and config.index_warm,
                     background=config.index_background,  # past the in-call limit: memgit.embedjob
+                    keep=not self.warm,  # a short-lived call (a hook, the CLI) only pays for what is kept
                 )
             return self._index
 
