@@ -80,7 +80,7 @@ class Postings:
     held: int = 0
     #: Every token's postings are kept (`preload`): a token not in `terms` is in no row.
     complete: bool = False
-    _loading: Any = None  # (stamp, [postings or None once done]) of a `preload` begun
+    _loading: Any = None  # (stamp, [postings or None once done], let go) of a `preload` begun
     asked: float = 0.0  # `time.monotonic()` of the last `fresh`: a `preload` waits for quiet
 
     def fresh(self, conn: Any, weights: Sequence[float]) -> bool:
@@ -154,7 +154,8 @@ class Postings:
         names = [r[1] for r in conn.execute("PRAGMA table_info(memories_fts)")]
         self.columns = {name: n for n, name in enumerate(names)}
         self.stamp, self.weights, self.terms, self.held, self.valid = seen, weights, {}, 0, True
-        self.counts, self.complete, self._loading = {}, False, None
+        self.counts, self.complete = {}, False
+        self._let_go()
         if len(self.docs) and max(abs(int(self.docs[0])), abs(int(self.docs[-1]))) >= 1 << 58:
             self.valid = False  # rowids too large to carry a column number (`_posting`)
 
@@ -194,13 +195,20 @@ class Postings:
         if not path:
             return
         box: list[Any] = []
-        self._loading = (self.stamp, box)
-        args = (type(conn), path, self.stamp, self.docs, self.weights, dict(self.columns), box, self)
+        gone = threading.Event()
+        self._loading = (self.stamp, box, gone)
+        args = (type(conn), path, self.stamp, self.docs, self.weights, dict(self.columns), box, self, gone)
         threading.Thread(target=_load_all, args=args, name="memgit-postings", daemon=True).start()
 
     def stop(self) -> None:
-        """Give up a `preload` under way (its thread stops at its next check)."""
-        self._loading = None
+        """Give up a `preload` under way: its thread wakes and ends (while it waits for quiet
+        it holds no connection; while it reads, it ends at its next row)."""
+        self._let_go()
+
+    def _let_go(self) -> None:
+        loading, self._loading = self._loading, None
+        if loading is not None:
+            loading[2].set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the process's `preload` threads to end; whether this one's postings are in
@@ -217,7 +225,7 @@ class Postings:
         loading = self._loading
         if loading is None or not loading[1]:
             return False
-        stamp, box = loading
+        stamp, box, _ = loading
         loaded = box[0]
         if stamp != self.stamp or loaded is None:
             return False
@@ -258,20 +266,29 @@ def _parse(text: str, docs: Any, weights: tuple[float, ...], n_columns: int) -> 
 
 
 def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[float, ...],
-              columns: dict[str, int], box: list[Any], book: Postings) -> None:
+              columns: dict[str, int], box: list[Any], book: Postings, gone: threading.Event) -> None:
     """Every token's postings (`_parse`) into `box[0]`, read in one snapshot of `path` that
     has the same stamp; None there when it has not, when there are more than `MAX_POSTINGS`,
     or anything fails (the tokens are then read as asked for). It reads once `book` has
     answered no query for `IDLE_SECONDS`, and when a query comes meanwhile it lets go of its
     snapshot and waits again: its ~1.5 s (10k memories) come from the time between an
-    agent's prompts, not from a recall, and it never holds a snapshot open for long."""
+    agent's prompts, not from a recall, and it never holds a snapshot open for long.
+
+    Its connection is opened once the process is quiet, not while it waits (a process that
+    opens and closes stores many times would hold one for each), and only to a file that is
+    there (`mode=rw`: the index deleted meanwhile is not made again, empty, by a reader)."""
     out: dict[str, tuple[Any, Any]] | None = None
     conn = None
     try:
-        conn = connection(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {INSTANCES} USING fts5vocab(main, memories_fts, 'instance')")
         while True:
-            _idle(book, box)
+            _idle(book, box, gone)
+            if conn is None:
+                from urllib.parse import quote  # only once a thread reads
+
+                conn = connection(f"file:{quote(path)}?mode=rw", uri=True, timeout=BUSY_SECONDS,
+                                  isolation_level=None, check_same_thread=False)
+                conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {INSTANCES} "
+                             "USING fts5vocab(main, memories_fts, 'instance')")
             conn.execute("BEGIN")
             try:
                 read = _read_all(conn, stamp, docs, weights, columns, book, box)
@@ -298,7 +315,8 @@ def _read_all(conn: Any, stamp: Any, docs: Any, weights: tuple[float, ...], colu
         return None
     loaded: dict[str, tuple[Any, Any]] = {}
     for term, text in conn.execute(f"{_select(columns, 'term, ')} GROUP BY term"):
-        if book._loading is None or book._loading[1] is not box:
+        loading = book._loading
+        if loading is None or loading[1] is not box:
             raise LookupError("the index changed or was closed: these postings are no longer wanted")
         if time.monotonic() - book.asked < IDLE_SECONDS:
             return _ASKED
@@ -309,16 +327,17 @@ def _read_all(conn: Any, stamp: Any, docs: Any, weights: tuple[float, ...], colu
     return loaded
 
 
-def _idle(book: Postings, box: list[Any]) -> None:
+def _idle(book: Postings, box: list[Any], gone: threading.Event) -> None:
     """Return once `book` has answered no query for `IDLE_SECONDS`; raise when the `preload`
-    this thread serves was given up (the stamp moved, the index was closed)."""
+    this thread serves was given up (the stamp moved, the index was closed: `gone` wakes it)."""
     while True:
-        if book._loading is None or book._loading[1] is not box:
+        loading = book._loading
+        if gone.is_set() or loading is None or loading[1] is not box:
             raise LookupError("the index changed or was closed: these postings are no longer wanted")
         quiet = time.monotonic() - book.asked
         if quiet >= IDLE_SECONDS:
             return
-        time.sleep(min(IDLE_SECONDS - quiet, IDLE_SECONDS) + 0.01)
+        gone.wait(min(IDLE_SECONDS - quiet, IDLE_SECONDS) + 0.01)
 
 
 def prepare(conn: Any) -> None:
