@@ -39,6 +39,16 @@ from .hookwatch import hand_off_session_ends, hooks_log, sessions_ended, wait_un
 from .test_hook_leftovers import hook, project, server_up  # noqa: F401 (project: a fixture)
 
 
+def assert_two_sessions_end_through_a_session_start(folder: Path) -> None:
+    """Two session ends handed off are run, in order, by the next session start's hook."""
+    sessions = ["s-a", "s-b"]
+    hand_off_session_ends(folder, sessions)
+    hook(folder, "session-start", {"session_id": "s-next", "cwd": str(folder), "source": "startup"},
+         MEMGIT_HOOKS_BACKGROUND="1")
+    assert spool.pending(folder / ".git") == []
+    assert sessions_ended(folder) == sessions
+
+
 def test_a_leftover_whose_name_holds_no_pid_does_not_stop_the_drain(project: Path) -> None:  # noqa: F811
     git_dir = project / ".git"
     folder = localstate.handoffs(git_dir)
@@ -47,13 +57,7 @@ def test_a_leftover_whose_name_holds_no_pid_does_not_stop_the_drain(project: Pat
               folder / ".00000000000000000002-1.json.\u00b2\u00b3.tmp"]
     for stray in strays:
         stray.write_text('{"agent": "claude", "event": "pre-comp')
-    sessions = ["s-a", "s-b"]
-    hand_off_session_ends(project, sessions)
-    hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
-         MEMGIT_HOOKS_BACKGROUND="1")
-    assert spool.pending(git_dir) == []
-    ended = sessions_ended(project)
-    assert ended == sessions
+    assert_two_sessions_end_through_a_session_start(project)
     assert not any(stray.exists() for stray in strays)
     assert "removed a hand-off record its writer left unfinished" in hooks_log(project)
 
@@ -117,13 +121,7 @@ def test_a_folder_named_like_a_record_does_not_stop_the_drain(project: Path) -> 
     folder.mkdir(parents=True, exist_ok=True)
     stray = folder / "00000000000000000001-1.json"  # sorts first; not a file memgit wrote
     stray.mkdir()
-    sessions = ["s-a", "s-b"]
-    hand_off_session_ends(project, sessions)
-    hook(project, "session-start", {"session_id": "s-next", "cwd": str(project), "source": "startup"},
-         MEMGIT_HOOKS_BACKGROUND="1")
-    assert spool.pending(git_dir) == []
-    ended = sessions_ended(project)
-    assert ended == sessions
+    assert_two_sessions_end_through_a_session_start(project)
     assert stray.is_dir()  # left to a person: memgit removes only what it wrote
 
 
