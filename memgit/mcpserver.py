@@ -359,10 +359,12 @@ def _version() -> str:
 def serve(path: str | Path = ".", memory_dir: str | None = None) -> None:
     """Run the server on stdio until the client closes it."""
     from memgit.api import open as open_store  # when the server starts
+    from memgit.index import postings  # as above
 
     def warn(message: str) -> None:
         print(f"memgit: {message}", file=sys.stderr)
 
+    postings.PRELOAD = True  # this process waits between an agent's prompts: read them then
     server = build(mem := open_store(path, memory_dir=memory_dir, warn=warn))
     try:
         server.run("stdio")

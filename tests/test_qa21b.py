@@ -22,6 +22,12 @@ from tests.test_recall_resident import QUERIES, store
 
 __all__ = ["store"]  # the fixture, used by name
 
+@pytest.fixture(autouse=True)
+def preload(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread that reads every token's postings on, as in the MCP server."""
+    monkeypatch.setattr(postings, "PRELOAD", True)
+
+
 PROC_FDS = Path("/proc/self/fd")
 needs_proc = pytest.mark.skipif(not PROC_FDS.is_dir(), reason="counts this process's open files in /proc")
 

@@ -160,8 +160,16 @@ def test_a_locked_index_keeps_nothing_until_it_can_watch(repo: Path, store: Any,
 
 @pytest.fixture
 def no_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The thread that reads every token's postings starts without waiting for a quiet spell."""
+    """The thread that reads every token's postings (on, as in the MCP server) starts without
+    waiting for a quiet spell."""
+    monkeypatch.setattr(postings, "PRELOAD", True)
     monkeypatch.setattr(postings, "IDLE_SECONDS", 0.0)
+
+
+@pytest.fixture
+def preload(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread that reads every token's postings on, as in the MCP server."""
+    monkeypatch.setattr(postings, "PRELOAD", True)
 
 
 @pytest.mark.usefixtures("no_wait")
@@ -189,10 +197,17 @@ def test_postings_read_on_a_thread_before_a_write_are_not_used(repo: Path, store
     assert again == answer
 
 
+@pytest.mark.usefixtures("preload")
 def test_closing_the_store_stops_the_thread(store: Any) -> None:
     same_both_ways(store, QUERIES[:2])
     book = store.index.resident.postings
     assert book._loading is not None and not book.complete  # waiting for a quiet second
     store.close()
     assert not book.wait(30)
+    assert not [t for t in threading.enumerate() if t.name == "memgit-postings" and t.is_alive()]
+
+
+def test_a_process_other_than_the_mcp_server_starts_no_thread(store: Any) -> None:
+    same_both_ways(store, QUERIES[:3])
+    assert store.index.resident.postings._loading is None
     assert not [t for t in threading.enumerate() if t.name == "memgit-postings" and t.is_alive()]

@@ -49,6 +49,11 @@ K1 = 1.2
 B = 0.75
 #: Postings kept at most (a row holding a token is one); then they are read again as asked for.
 MAX_POSTINGS = 2_000_000
+#: Whether a `preload` thread reads every token's postings in a process's quiet seconds. Only
+#: the MCP server turns it on (`memgit.mcpserver.serve`): the long-lived process with quiet
+#: seconds between an agent's prompts. A library user or a test that recalls a few times
+#: starts no thread that would then compete with it for the CPU.
+PRELOAD = False
 #: Seconds without a query before a `preload` reads (and goes on reading) postings.
 IDLE_SECONDS = 1.0
 #: Seconds the `preload` thread's connection waits for a lock.
@@ -189,7 +194,9 @@ class Postings:
         stamp (a file's index only); they are taken when complete and read under the same
         stamp (`_take_loaded`), so a long-lived process answers without reading postings on
         later queries. Nothing happens if that is not possible (see `_load_all`)."""
-        if self._loading is not None or self.complete or not self.valid or len(self.columns) >= 15:
+        if not PRELOAD or self._loading is not None or self.complete or not self.valid:
+            return
+        if len(self.columns) >= 15:
             return
         path = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
         if not path:
