@@ -8,15 +8,12 @@ text, 32-d. It records the queries it embeds and the thread that embedded them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
 import pytest
 
 import memgit
@@ -25,23 +22,15 @@ from memgit.index.index import Index
 from memgit.memory.format import Memory
 from memgit.store.folder import Store
 
+from . import hash_embedder
+
 OLD_NS = 1_000_000_000_000_000_000  # 2001: never a racy timestamp
 
 
-class HashEmbedder:
-    """Text -> a unit vector seeded by the text's hash; 32-d. Records each query it embeds."""
+class HashEmbedder(hash_embedder.HashEmbedder):
+    """The shared stand-in (`tests.hash_embedder`), recording each query it embeds."""
 
-    id = "hash-32"
-    dim = 32
     queries: ClassVar[list[tuple[str, str]]] = []  # (query, thread name)
-
-    def _one(self, text: str) -> Any:
-        seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "big")
-        vector = np.random.default_rng(seed).normal(size=self.dim)
-        return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        return np.stack([self._one(t) for t in texts])
 
     def embed_query(self, text: str) -> Any:
         HashEmbedder.queries.append((text, threading.current_thread().name))
@@ -190,11 +179,7 @@ def vector_index(tmp_path: Path) -> Index:
     folder = tmp_path / "repo" / ".memory"
     folder.mkdir(parents=True)
     store = Store(folder)
-    for i in range(90):
-        lines = [f"Line {j} of note {i}: the module mod_{j}.py retries {j} times before it gives up."
-                 for j in range(12)] if i % 3 == 0 else [f"A short note {i}."]
-        store.write(Memory(id=f"m-{i:03d}", title=f"Note {i} on topic {i % 12}", body="\n".join(lines),
-                           path=f"n{i:03d}.md"))
+    hash_embedder.seed_notes(store, 90)
     built = Index(tmp_path / "repo" / "git" / "memgit" / "index.db", store, EMBEDDER, warn=lambda m: None)
     built.sync(embed="all")
     return built

@@ -15,7 +15,6 @@ kept of a changed store would miss it, or find the old one.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -23,7 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import memgit
@@ -31,25 +29,9 @@ from memgit.index import channels, passages, resident
 from memgit.index.vectors import embed_text
 from memgit.memory.format import Memory
 
+from .hash_embedder import EMBEDDER
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class HashEmbedder:
-    """Text -> a unit vector seeded by the text's hash; 32-d."""
-
-    id = "hash-32"
-    dim = 32
-
-    def _one(self, text: str) -> Any:
-        seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "big")
-        vector = np.random.default_rng(seed).normal(size=self.dim)
-        return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        return np.stack([self._one(t) for t in texts])
-
-    def embed_query(self, text: str) -> Any:
-        return self._one(text)
 
 
 QUERIES = [f"how do we handle topic {n}" for n in range(6)] + ["retry backoff", "mod_3.py gives up"]
@@ -64,7 +46,7 @@ def note(i: int, body: str | None = None) -> Memory:
 
 @pytest.fixture
 def store(repo: Path, mem: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", f"{__name__}:HashEmbedder")
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", EMBEDDER)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
     monkeypatch.setattr(channels, "VECTOR_EXACT_MAX", 10)
     monkeypatch.setattr(passages, "EXACT_MAX", 10)

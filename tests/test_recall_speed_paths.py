@@ -8,13 +8,10 @@ passage lift (`memgit.index.passages`) reaches memories outside the nearest by t
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memgit.index import channels, passages
@@ -23,26 +20,9 @@ from memgit.index.index import Index
 from memgit.memory.format import Memory
 from memgit.store.folder import Store
 
-
-class HashEmbedder:
-    """Text -> a unit vector seeded by the text's hash; 32-d."""
-
-    id = "hash-32"
-    dim = 32
-
-    def _one(self, text: str) -> Any:
-        seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "big")
-        vector = np.random.default_rng(seed).normal(size=self.dim)
-        return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        return np.stack([self._one(t) for t in texts])
-
-    def embed_query(self, text: str) -> Any:
-        return self._one(text)
+from .hash_embedder import EMBEDDER, seed_notes
 
 
-EMBEDDER = f"{__name__}:HashEmbedder"
 QUERIES = [f"how do we handle topic {n}" for n in range(12)] + ["retry backoff", "cache key expiry"]
 
 
@@ -51,11 +31,7 @@ def index(tmp_path: Path) -> Index:
     folder = tmp_path / "repo" / ".memory"
     folder.mkdir(parents=True)
     store = Store(folder)
-    for i in range(240):
-        lines = [f"Line {j} of note {i}: the module mod_{j}.py retries {j} times before it gives up."
-                 for j in range(12)] if i % 3 == 0 else [f"A short note {i}."]
-        store.write(Memory(id=f"m-{i:03d}", title=f"Note {i} on topic {i % 12}", body="\n".join(lines),
-                           path=f"n{i:03d}.md"))
+    seed_notes(store, 240)
     built = Index(tmp_path / "repo" / "git" / "memgit" / "index.db", store, EMBEDDER, warn=lambda m: None)
     built.sync(embed="all")
     assert built.vectors.pending() == 0
