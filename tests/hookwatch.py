@@ -5,6 +5,7 @@ hook handed to a background process."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,3 +39,16 @@ def sessions_ended(project: Path) -> list[str]:
     log = localstate.sessions_log(project / ".git").read_text().splitlines()
     return [json.loads(line)["session_id"] for line in log]
 
+
+def no_job(git_dir: Path) -> bool:
+    """Whether no background process runs for `git_dir` (one the hook started exists by the
+    time the hook returned)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            zombie = ") Z " in Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if b"memgit.hookjob" in argv and str(git_dir).encode() in argv and not zombie:
+            return False
+    return True

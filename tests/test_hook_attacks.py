@@ -24,7 +24,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
-from .hookwatch import hooks_log, wait_until
+from .hookwatch import hooks_log, no_job, wait_until
 
 PROMPT = "how does the retry handler back off"
 
@@ -207,20 +207,6 @@ def held(path: Path):  # type: ignore[no-untyped-def]
     handle = open(path, "a+")  # noqa: SIM115 - closed by the caller
     fcntl.flock(handle, fcntl.LOCK_EX)
     return handle
-
-
-def no_job(git_dir: Path) -> bool:
-    """Whether no background process runs for `git_dir` (one the hook started exists by the
-    time the hook returned)."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            zombie = ") Z " in Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        if b"memgit.hookjob" in argv and str(git_dir).encode() in argv and not zombie:
-            return False
-    return True
 
 
 def staged(repo: Path) -> list[str]:

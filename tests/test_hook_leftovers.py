@@ -33,7 +33,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
-from .hookwatch import hand_off_session_ends, hooks_log, sessions_ended, wait_until
+from .hookwatch import hand_off_session_ends, hooks_log, no_job, sessions_ended, wait_until
 
 # The hook's own process; then whether the warm server answered it (memgit's API not imported).
 RUN_HOOK = (
@@ -61,19 +61,6 @@ def hook(cwd: Path, event: str, data: dict[str, Any], *, umask: int = 0o022, **e
                           env={**os.environ, **env}, umask=umask)
     assert done.returncode == 0, done.stderr
     return done.stdout, done.stderr.rsplit("\nSERVED ", 1)[1].strip() == "True"
-
-
-def no_job(git_dir: Path) -> bool:
-    """Whether no background process runs for `git_dir`."""
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            zombie = ") Z " in Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        if b"memgit.hookjob" in argv and str(git_dir).encode() in argv and not zombie:
-            return False
-    return True
 
 
 def drained(git_dir: Path) -> bool:
