@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
-from memgit.index import embedjob, passages, titles
+from memgit.index import embedjob, hubs, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.db import Database
 from memgit.index.vectorcache import VectorCache, path_for
@@ -192,6 +192,9 @@ class Vectors:
                     conn.execute("DELETE FROM vector_bits")
                     passages.clear(conn)
                     titles.clear(conn)
+                    hubs.clear(conn)
+                    for key in (hubs.MEAN, hubs.COUNT, hubs.DONE):
+                        db.set_meta(key, None)
                     conn.execute("UPDATE memories SET vec_sha = NULL")
                 db.set_meta("embedder_id", current[0])
                 db.set_meta("vec_dim", current[1])
@@ -210,6 +213,7 @@ class Vectors:
         self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
         passages.delete(self.conn, doc)
         titles.delete(self.conn, doc)
+        hubs.delete(self.conn, doc)
         self.db.set_meta(PASSAGES_DONE, None)
 
     def embed_pending(self, mode: str, progress: Progress | None) -> tuple[int, int]:
@@ -261,6 +265,9 @@ class Vectors:
                 passages.fill_bits(conn)
                 self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
+            if self.db.meta(hubs.DONE) != "1":  # an index made before code memories had values
+                with self.db.transaction():
+                    self._note_hubs()
             return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
         waiting_titles = titles.count_pending(self.conn)
@@ -268,6 +275,7 @@ class Vectors:
             with self.db.transaction():
                 self.db.set_meta(PASSAGES_DONE, "1")
                 self._note_share(mode)
+                self._note_hubs()
             return 0
         texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
         waiting = sum(len(t) for t in texts_of.values()) + waiting_titles
@@ -322,6 +330,7 @@ class Vectors:
                 progress(done + titled, total)
         with self.db.transaction():
             self._note_share(mode)
+            self._note_hubs()
         return done
 
     def _note_share(self, mode: str) -> None:
@@ -331,6 +340,13 @@ class Vectors:
         background job) counts again."""
         if mode == "all" or self.db.meta(titles.SHARE) is None:
             self.db.set_meta(titles.SHARE, f"{titles.share(self.conn):.4f}")
+
+    def _note_hubs(self) -> None:
+        """Compute the code memories' hubness values that are missing (`memgit.index.hubs`;
+        inside the caller's transaction): after every step that embedded, changed or deleted
+        something, as the title share is counted."""
+        hubs.refresh(self.conn, self.db.meta, self.db.set_meta)
+        self.db.set_meta(hubs.DONE, "1")
 
     def cache(self) -> VectorCache | None:
         """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""
