@@ -267,7 +267,7 @@ class Vectors:
         if self.db.meta(PASSAGES_DONE) == "1":
             if self.db.meta(hubs.DONE) != "1":  # an index made before code memories had values
                 with self.db.transaction():
-                    self._note_hubs()
+                    self._note_hubs(mode)
             return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
         waiting_titles = titles.count_pending(self.conn)
@@ -275,7 +275,7 @@ class Vectors:
             with self.db.transaction():
                 self.db.set_meta(PASSAGES_DONE, "1")
                 self._note_share(mode)
-                self._note_hubs()
+                self._note_hubs(mode)
             return 0
         texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
         waiting = sum(len(t) for t in texts_of.values()) + waiting_titles
@@ -330,7 +330,7 @@ class Vectors:
                 progress(done + titled, total)
         with self.db.transaction():
             self._note_share(mode)
-            self._note_hubs()
+            self._note_hubs(mode)
         return done
 
     def _note_share(self, mode: str) -> None:
@@ -341,12 +341,13 @@ class Vectors:
         if mode == "all" or self.db.meta(titles.SHARE) is None:
             self.db.set_meta(titles.SHARE, f"{titles.share(self.conn):.4f}")
 
-    def _note_hubs(self) -> None:
+    def _note_hubs(self, mode: str) -> None:
         """Compute the code memories' hubness values that are missing (`memgit.index.hubs`;
         inside the caller's transaction): after every step that embedded, changed or deleted
-        something, as the title share is counted."""
-        hubs.refresh(self.conn, self.db.meta, self.db.set_meta)
-        self.db.set_meta(hubs.DONE, "1")
+        something, as the title share is counted; an "auto" step at most `hubs.AUTO_MAX`."""
+        waiting = hubs.refresh(self.conn, self.db.meta, self.db.set_meta,
+                               limit=None if mode == "all" else hubs.AUTO_MAX)
+        self.db.set_meta(hubs.DONE, None if waiting else "1")
 
     def cache(self) -> VectorCache | None:
         """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""
