@@ -139,7 +139,7 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None) ->
 
 def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
     """Each of `todo`'s mean cosine to its `K` nearest among `code` (or a sample of it)."""
-    import numpy as np
+    import numpy as np  # only a sync that has values to compute loads it, never a recall
 
     step = max(1, -(-len(code) // SAMPLE_MAX))
     reference = code[::step]
@@ -161,7 +161,7 @@ def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
 
 def _matrix(conn: Any, docs: list[int]) -> Any:
     """The unit vectors of `docs`, one row each, in that order."""
-    import numpy as np
+    import numpy as np  # see `_values`
 
     blobs: dict[int, bytes] = {}
     for start in range(0, len(docs), 900):
