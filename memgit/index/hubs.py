@@ -49,6 +49,9 @@ RECOMPUTE_SHARE = 0.25
 #: Code memories' values a sync that embeds only a few ("auto": a hook's, a recall's) computes
 #: at most; the rest wait for the next (or for `reindex`, `import`, the background job).
 AUTO_MAX = 256
+#: Up to this many values to compute, each is one SQL scan of the code vectors by sqlite-vec
+#: (~1.4 us a vector); more, and the vectors are read once into numpy.
+FEW_MAX = 32
 #: `meta` keys: the mean of the stored values, the code memories counted when they were all
 #: computed, and "1" once every embedded memory has its row (cleared with `PASSAGES_DONE`).
 MEAN = "hub_mean"
@@ -56,7 +59,8 @@ COUNT = "hub_count"
 DONE = "hubs_done"
 
 TABLE = (
-    "CREATE TABLE IF NOT EXISTS hub_scores (doc INTEGER PRIMARY KEY, vec_sha TEXT NOT NULL, value REAL)"
+    "CREATE TABLE IF NOT EXISTS hub_scores (doc INTEGER PRIMARY KEY, vec_sha TEXT NOT NULL, code INTEGER NOT NULL, "
+    "value REAL)"
 )
 
 # A definition on the body's first line (after an opening code fence, decorators and blank
@@ -96,45 +100,63 @@ def clear(conn: Any) -> None:
         conn.execute("DELETE FROM hub_scores")
 
 
-def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None) -> int:
+def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
+            docs: Iterable[int] | None = None) -> int:
     """Compute the values that are missing or stale (inside the caller's write transaction);
     `meta(key)` and `set_meta(key, value)` read and write the index's `meta`. With `limit`
     (a hook's or a recall's sync), at most that many code memories' values, each against the
     code vectors as they are, and never all of them again; without (`reindex`, `import`, the
     background job), all of them again when their number has moved by more than
-    `RECOMPUTE_SHARE`. Returns how many code memories still wait for a value."""
+    `RECOMPUTE_SHARE`. `docs`, when given, are the only memories that may lack a row (those
+    this process just embedded): the others are not looked at. Returns how many code memories
+    still wait for a value."""
     conn.execute(TABLE)
-    missing = conn.execute(
-        "SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
-        "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
-        "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL").fetchall()
-    if not missing:
-        return 0
-    all_new = {doc: sha for doc, sha, body in missing if is_code(body or "")}
-    conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, value) VALUES (?, ?, NULL)",
-                     [(doc, sha) for doc, sha, _body in missing if doc not in all_new])
-    code_new = dict(sorted(all_new.items())[:limit]) if limit is not None else all_new
-    waiting = len(all_new) - len(code_new)
-    shas = dict(conn.execute(
-        "SELECT h.doc, h.vec_sha FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha "
-        "WHERE h.value IS NOT NULL").fetchall())
-    shas.update(all_new)
-    code = sorted(shas)  # every code memory with a vector: what a value is measured against
-    counted = int(meta(COUNT) or 0)
-    whole = limit is None and (not counted or abs(len(code) - counted) > RECOMPUTE_SHARE * counted)
-    todo = code if whole else sorted(code_new)
-    if len(code) <= K:  # too few to have neighbours: none is corrected (nor stored: asked again)
+    missing_sql = ("SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
+                   "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
+                   "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")
+    if docs is None:
+        missing = conn.execute(missing_sql).fetchall()
+    else:
+        wanted = sorted(set(docs))
+        missing = [row for start in range(0, len(wanted), 900) for row in conn.execute(
+            f"{missing_sql} AND m.doc IN ({','.join('?' * len(wanted[start:start + 900]))})",
+            wanted[start : start + 900])]
+    conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, code, value) VALUES (?, ?, ?, NULL)",
+                     [(doc, sha, int(is_code(body or ""))) for doc, sha, body in missing])
+    current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
+    code = [doc for (doc,) in conn.execute(f"SELECT h.doc {current} ORDER BY h.doc")]
+    if len(code) <= K:  # too few to have neighbours: none is corrected
         set_meta(MEAN, None)
         return 0
-    values = _values(conn, code, todo)
-    conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, value) VALUES (?, ?, ?)",
-                     [(doc, shas[doc], value) for doc, value in values.items()])
+    unvalued = [doc for (doc,) in conn.execute(f"SELECT h.doc {current} AND h.value IS NULL ORDER BY h.doc")]
+    counted = int(meta(COUNT) or 0)
+    whole = limit is None and (not counted or abs(len(code) - counted) > RECOMPUTE_SHARE * counted)
+    todo = code if whole else unvalued[:limit] if limit is not None else unvalued
+    if not todo and meta(MEAN) is not None:
+        return 0
+    if whole or len(code) > SAMPLE_MAX or len(todo) > FEW_MAX:
+        values = _values(conn, code, todo)
+    else:  # a few: sqlite-vec's own scan of the code vectors, no numpy, no blobs read into Python
+        values = _few(conn, todo)
+    conn.executemany("UPDATE hub_scores SET value = ? WHERE doc = ?", [(v, doc) for doc, v in values.items()])
     if whole:
         set_meta(COUNT, str(len(code)))
-    mean = conn.execute("SELECT avg(h.value) FROM hub_scores h JOIN memories m ON m.doc = h.doc "
-                        "AND m.vec_sha = h.vec_sha WHERE h.value IS NOT NULL").fetchone()[0]
+    mean = conn.execute(f"SELECT avg(h.value) {current} AND h.value IS NOT NULL").fetchone()[0]
     set_meta(MEAN, None if mean is None else repr(float(mean)))
-    return waiting
+    return len(unvalued) - len(todo) if not whole else 0
+
+
+def _few(conn: Any, todo: list[int]) -> dict[int, float]:
+    """`_values` in SQL, for a few: each one's `K` best cosines among the other code memories."""
+    out: dict[int, float] = {}
+    for doc in todo:
+        rows = conn.execute(
+            "SELECT 1.0 - coalesce(vec_distance_cosine(v.embedding, (SELECT embedding FROM vectors "
+            "WHERE doc = ?1)), 1.0) AS s FROM hub_scores h JOIN memories m ON m.doc = h.doc "
+            "AND m.vec_sha = h.vec_sha JOIN vectors v ON v.doc = h.doc WHERE h.code = 1 "
+            "AND h.doc <> ?1 ORDER BY s DESC LIMIT ?2", (doc, K)).fetchall()
+        out[doc] = sum(r[0] for r in rows) / len(rows) if rows else 0.0
+    return out
 
 
 def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:

@@ -110,6 +110,7 @@ class Vectors:
         self._queries: OrderedDict[tuple[str | None, str], bytes] = OrderedDict()
         self._ahead: _Ahead | None = None  # a query being embedded on a thread (`prefetch`)
         self._cache: VectorCache | None = None
+        self._fresh: list[int] = []  # docs embedded since the hubness values were last computed
 
     @property
     def conn(self) -> sq.Connection:
@@ -344,9 +345,13 @@ class Vectors:
     def _note_hubs(self, mode: str) -> None:
         """Compute the code memories' hubness values that are missing (`memgit.index.hubs`;
         inside the caller's transaction): after every step that embedded, changed or deleted
-        something, as the title share is counted; an "auto" step at most `hubs.AUTO_MAX`."""
+        something, as the title share is counted. An "auto" step (a hook's, a recall's) computes
+        at most `hubs.AUTO_MAX`, and once every memory has its row only for the memories this
+        process embedded; "all" looks at every memory."""
+        scan = mode == "all" or self.db.meta(hubs.DONE) != "1"
+        fresh, self._fresh = self._fresh, []
         waiting = hubs.refresh(self.conn, self.db.meta, self.db.set_meta,
-                               limit=None if mode == "all" else hubs.AUTO_MAX)
+                               limit=None if mode == "all" else hubs.AUTO_MAX, docs=None if scan else fresh)
         self.db.set_meta(hubs.DONE, None if waiting else "1")
 
     def cache(self) -> VectorCache | None:
@@ -417,6 +422,7 @@ class Vectors:
                 conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
                              (blob, doc))
                 conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
+                self._fresh.append(doc)
                 stored += 1
             if stored:
                 self.db.set_meta(PASSAGES_DONE, None)  # a new long memory may need passages
