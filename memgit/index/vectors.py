@@ -267,8 +267,11 @@ class Vectors:
                 self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
             if self.db.meta(hubs.DONE) != "1":  # an index made before code memories had values
-                with self.db.transaction():
-                    self._note_hubs(mode)
+                try:
+                    with self.db.transaction():
+                        self._note_hubs(mode)
+                except self.db.driver.Error:
+                    pass  # busy or read-only: recall ranks without them, and the next sync tries again
             return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
         waiting_titles = titles.count_pending(self.conn)
