@@ -99,7 +99,7 @@ def values(index: Index) -> dict[str, float | None]:
 def test_is_code_wants_a_definition_first() -> None:
     for body in ("def parse(x):\n    return x", "class Cache:\n    pass", "@property\ndef size(self):",
                  "```python\nasync def load(url):\n```", "export async function load(url) {",
-                 "func (s *Server) Serve() error {", "pub fn main() {", "struct Point {\n  x: i32\n}"):
+                 "func (s *Server) Serve() error {", "pub fn main() {", "struct Point {\n  x: i32\n}", "def été(x):"):
         assert hubs.is_code(body), body
     for body in ("class names should be PascalCase", "function calls are awaited here",
                  "We use `def` for helpers:\n\ndef helper(x):", "", "Definitions: see parse()"):

@@ -70,7 +70,7 @@ _DECORATOR = re.compile(r"\A(?:\s*@[^\n]*\n)+")
 _DEFINITION = re.compile(
     r"\A\s*(?:(?:export|default|public|private|protected|static|async|pub(?:\([^)]*\))?|unsafe|final|abstract"
     r"|override)\s+)*(?:def|class|function\*?|func(?:\s*\([^)\n]*\))?|fn|fun|interface|struct|impl|trait|enum)"
-    r"\s+[A-Za-z_$][\w$]*(?:\s*[(<:{\[]|[^\n]*[:{][ \t]*$)",
+    r"\s+(?:[^\W\d]|\$)[\w$]*(?:\s*[(<:{\[]|[^\n]*[:{][ \t]*$)",
     re.MULTILINE,
 )
 
