@@ -18,10 +18,12 @@ import numpy as np
 import pytest
 
 import memgit
-from memgit.index import hubs
+from memgit.index import embedjob, hubs
 from memgit.index.index import Index
 from memgit.memory.format import Memory
 from memgit.store.folder import Store
+
+from .hookwatch import wait_until
 
 DIM = 8
 _CROWD = np.eye(DIM, dtype=np.float32)[0]  # where every generic helper lies
@@ -194,3 +196,26 @@ def test_a_few_values_computed_in_sql_match_all_computed_at_once(tmp_path: Path)
     assert again.keys() == at_once.keys()
     assert all(abs((again[k] or 0) - (at_once[k] or 0)) < 1e-5 for k in at_once)
     index.close()
+
+
+def test_a_hooks_sync_leaves_an_older_index_s_values_to_the_background_job(tmp_path: Path) -> None:
+    index = build(tmp_path, helpers=hubs.FEW_MAX + 10)  # more than a sync computes itself
+    path = index.db.path
+    assert path is not None
+    index.close()
+    conn = sqlite3.connect(path)  # as an index built by a memgit without them
+    conn.execute("DROP TABLE hub_scores")
+    conn.execute("DELETE FROM meta WHERE key LIKE 'hub%'")
+    conn.commit()
+    conn.close()
+    store = Store(tmp_path / "repo" / ".memory")
+    again = Index(path, store, EMBEDDER, warn=lambda m: None, background=True)  # as `memgit.open` does
+    with embedjob.hold(path) as mine:  # a job already running: none is started, none computes
+        assert mine
+        again.sync(embed="auto")
+        assert not hubs.exists(again.conn) or not [v for v in values(again).values() if v is not None]
+    again.sync(embed="auto")  # the job is started, and computes every value
+    wait_until(lambda: again.db.meta(hubs.DONE) == "1", "the background job did not compute the values")
+    assert len([v for v in values(again).values() if v is not None]) == hubs.FEW_MAX + 12
+    assert again.db.meta(hubs.MEAN) is not None  # what the vector channel reads
+    again.close()

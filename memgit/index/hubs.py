@@ -23,7 +23,9 @@ Stored in a plain table created on first use, keyed by the index's `doc` and sta
 the memory's `vec_sha`: a re-embedded memory's value is stale and not used until the next
 `refresh`, which computes the missing ones against the code vectors (at most `SAMPLE_MAX`
 of them, evenly spaced by `doc`, beyond which `K` scales down with the sample; a hook's sync
-at most `AUTO_MAX` of them), and, when it embeds everything (`reindex`, `import`, the
+at most `AUTO_MAX` of them, the ones it embedded itself; more than `FEW_MAX` waiting otherwise
+(an index made before these values), and a sync that can start the background job leaves
+them to it: `waiting`), and, when it embeds everything (`reindex`, `import`, the
 background job), all of them again once the number of code memories has moved by more than
 a quarter since they were last all computed. Each value costs a row of dot products against
 that sample: at 6,267 code memories, all of them took 2.5 s on 2 loaded cores. Memories that are not code get a NULL row, so that nothing is
@@ -110,19 +112,7 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
     `RECOMPUTE_SHARE`. `docs`, when given, are the only memories that may lack a row (those
     this process just embedded): the others are not looked at. Returns how many code memories
     still wait for a value."""
-    conn.execute(TABLE)
-    missing_sql = ("SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
-                   "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
-                   "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")
-    if docs is None:
-        missing = conn.execute(missing_sql).fetchall()
-    else:
-        wanted = sorted(set(docs))
-        missing = [row for start in range(0, len(wanted), 900) for row in conn.execute(
-            f"{missing_sql} AND m.doc IN ({','.join('?' * len(wanted[start:start + 900]))})",
-            wanted[start : start + 900])]
-    conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, code, value) VALUES (?, ?, ?, NULL)",
-                     [(doc, sha, int(is_code(body or ""))) for doc, sha, body in missing])
+    _classify(conn, docs)
     current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
     code = [doc for (doc,) in conn.execute(f"SELECT h.doc {current} ORDER BY h.doc")]
     if len(code) <= K:  # too few to have neighbours: none is corrected
@@ -144,6 +134,35 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
     mean = conn.execute(f"SELECT avg(h.value) {current} AND h.value IS NOT NULL").fetchone()[0]
     set_meta(MEAN, None if mean is None else repr(float(mean)))
     return len(unvalued) - len(todo) if not whole else 0
+
+
+def waiting(conn: Any) -> int:
+    """How many code memories wait for a value (none while there are too few to have one),
+    every embedded memory looked at (inside the caller's write transaction): a few SQL
+    statements and a look at the bodies of memories never looked at, no vector read."""
+    _classify(conn, None)
+    current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
+    if conn.execute(f"SELECT count(*) {current}").fetchone()[0] <= K:
+        return 0
+    return int(conn.execute(f"SELECT count(*) {current} AND h.value IS NULL").fetchone()[0])
+
+
+def _classify(conn: Any, docs: Iterable[int] | None) -> None:
+    """A row for each embedded memory without a current one (of `docs`, when given): whether
+    it is code, its value still to compute."""
+    conn.execute(TABLE)
+    missing_sql = ("SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
+                   "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
+                   "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")
+    if docs is None:
+        missing = conn.execute(missing_sql).fetchall()
+    else:
+        wanted = sorted(set(docs))
+        missing = [row for start in range(0, len(wanted), 900) for row in conn.execute(
+            f"{missing_sql} AND m.doc IN ({','.join('?' * len(wanted[start:start + 900]))})",
+            wanted[start : start + 900])]
+    conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, code, value) VALUES (?, ?, ?, NULL)",
+                     [(doc, sha, int(is_code(body or ""))) for doc, sha, body in missing])
 
 
 def _few(conn: Any, todo: list[int]) -> dict[int, float]:

@@ -350,9 +350,16 @@ class Vectors:
         inside the caller's transaction): after every step that embedded, changed or deleted
         something, as the title share is counted. An "auto" step (a hook's, a recall's) computes
         at most `hubs.AUTO_MAX`, and once every memory has its row only for the memories this
-        process embedded; "all" looks at every memory."""
+        process embedded (more than `hubs.FEW_MAX` waiting besides: the background job's work,
+        where there is one); "all" looks at every memory."""
         scan = mode == "all" or self.db.meta(hubs.DONE) != "1"
         fresh, self._fresh = self._fresh, []
+        if scan and mode == "auto" and self._job_can_run() and hubs.waiting(self.conn) > hubs.FEW_MAX:
+            # An index made before code memories had values, or more waiting than a step
+            # computes: each value reads every code vector, too much for a hook's or a recall's
+            # sync. The background job computes them all, at low priority.
+            embedjob.start(self.db.path, self.name)  # type: ignore[arg-type]
+            return
         waiting = hubs.refresh(self.conn, self.db.meta, self.db.set_meta,
                                limit=None if mode == "all" else hubs.AUTO_MAX, docs=None if scan else fresh)
         self.db.set_meta(hubs.DONE, None if waiting else "1")
@@ -397,6 +404,9 @@ class Vectors:
                 cache.put(model, made.items())
             known.update(made)
         return [known[sha] for sha in shas]
+
+    def _job_can_run(self) -> bool:
+        return self.background and self.db.path is not None and not self.db.in_memory
 
     def _defer(self, pending: int) -> None:
         """Too many to embed during a call: start the background job, or ask for a reindex."""
