@@ -38,7 +38,7 @@ from memgit.index.changes import Parsed, Scan, dir_of
 from memgit.index.db import Database
 from memgit.index.ranking import Channels
 from memgit.index.resident import Resident
-from memgit.index.vectors import PASSAGES_DONE, QUERY_THREADS, Vectors, VectorUse, embed_text, text_sha
+from memgit.index.vectors import PASSAGES_DONE, Vectors, VectorUse, embed_text, text_sha
 from memgit.memory import format as fmt
 from memgit.memory.anchors import extract_anchors, normalize_anchor
 from memgit.memory.format import Memory
@@ -99,8 +99,7 @@ class Index:
         self.db = Database(db_path, warn)
         # `warm`: use (and start) the warm embedder process (memgit.warm); `background`: embed
         # many pending memories in a background job (memgit.embedjob).
-        self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background,
-                               threads=QUERY_THREADS if keep else 1)
+        self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background, long_lived=keep)
         self.db.on_connect = self.vectors.attach
         self._qtok: Any = None  # the connection that has the temp.qtok table
         # What a long-lived process keeps while it recalls (`keep`); a hook or the CLI keeps none.

@@ -100,11 +100,11 @@ class Vectors:
     """
 
     def __init__(self, db: Database, embedder_name: str, *, warm: bool = False,
-                 background: bool = False, threads: int = 1) -> None:
+                 background: bool = False, long_lived: bool = False) -> None:
         self.db = db
         #: Intra-op threads asked of the embedder once loaded (its `use_threads`, when it has
-        #: one): `QUERY_THREADS` in a long-lived process (`Index(keep=True)`), 1 in a hook or CLI call.
-        self.threads = threads
+        #: one): `QUERY_THREADS` in a `long_lived` process (`Index(keep=True)`), 1 in a hook or CLI call.
+        self.threads = QUERY_THREADS if long_lived else 1
         self.name = embedder_name
         self.warm = warm
         self.background = background

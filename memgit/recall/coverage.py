@@ -50,6 +50,7 @@ from typing import Any
 from memgit.index import channels, fts
 from memgit.index import sqlite as sq
 from memgit.index.index import Index
+from memgit.index.postings import Postings
 from memgit.index.ranking import Ranked
 
 #: The kinds of query it runs for (`memgit.recall.adaptive`): those that name code.
@@ -110,18 +111,21 @@ def _shares(index: Index, query: str, ids: list[str]) -> dict[str, float]:
     for sql in SCRATCH:
         conn.execute(sql)
     with index.db.snapshot() as conn:
-        kept = index.resident.tokens(conn) if index.resident is not None else None
-        return _read(conn, terms, ids, kept)
+        resident = index.resident
+        if resident is None:
+            return _read(conn, terms, ids)
+        return _read(conn, terms, ids, resident.tokens(conn), resident.book(conn, sq.FTS_WEIGHTS))
 
 
-def _read(conn: Any, terms: list[str], ids: list[str],
-          kept: dict[int, frozenset[str]] | None = None) -> dict[str, float]:
+def _read(conn: Any, terms: list[str], ids: list[str], kept: dict[int, frozenset[str]] | None = None,
+          book: Postings | None = None) -> dict[str, float]:
     """The shares, read in one pass: the candidates' indexed text goes through a scratch FTS5
     table with the index's tokenizer (`SCRATCH`), and its vocabulary says which query tokens
     each holds (one FTS5 lookup per term over the whole store cost ~0.4 ms a term). With
     `kept` (a long-lived process: `Resident.tokens`), every token of a candidate read once is
-    kept, and a candidate already there is not read again (~5 ms of a query at 10k)."""
-    hits = channels.term_hits(conn, terms)
+    kept, and a candidate already there is not read again (~5 ms of a query at 10k); with
+    `book`, the terms' row counts the keyword channel read are not read again either."""
+    hits = channels.term_hits(conn, terms, book)
     of_term = channels.term_tokens(conn, terms)  # kept by term_hits: no second tokenizing
     n = channels.n_docs(conn)
     # A lone CJK character is searched as a prefix of the index's bigrams: no token to hold.
