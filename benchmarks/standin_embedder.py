@@ -68,7 +68,8 @@ class StandInEmbedder:
             from memgit.index.embedders import load_embedder
 
             self._model = load_embedder("minilm")
-            self._model.use_threads(self._threads)
+            if self._threads > 1:  # asked only by a memgit that has `use_threads`
+                self._model.use_threads(self._threads)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> Any:
