@@ -146,15 +146,18 @@ def _read(conn: Any, terms: list[str], ids: list[str], kept: dict[int, frozenset
                 f"SELECT DISTINCT doc, term FROM temp.coverage_vocab WHERE term IN ({marks})", wanted):
             held_tokens.setdefault(int(doc), set()).add(token)
     else:
-        new = [id_of[doc] for doc in id_of if doc not in kept]
+        new = [doc for doc in id_of if doc not in kept]
+        answered = _from_postings(conn, book, wanted, new) if new and book is not None else {}
+        new = [doc for doc in new if doc not in answered]
         if new:
-            _fill(conn, new)
-            read: dict[int, set[str]] = {doc: set() for doc in id_of if doc not in kept}
+            _fill(conn, [id_of[doc] for doc in new])
+            read: dict[int, set[str]] = {doc: set() for doc in new}
             for doc, token in conn.execute("SELECT DISTINCT doc, term FROM temp.coverage_vocab"):
                 read.setdefault(int(doc), set()).add(token)
             kept.update((doc, frozenset(held)) for doc, held in read.items())
         want = set(wanted)
-        held_tokens = {doc: held for doc in id_of if (held := set(kept.get(doc, ())) & want)}
+        held_tokens = {doc: held for doc in id_of
+                       if (held := answered[doc] if doc in answered else set(kept.get(doc, ())) & want)}
     weights = {i: fts.idf_smooth(n, hits[i]) for i in content}
     total = sum(weights.values())
     if total <= 0:
@@ -165,6 +168,18 @@ def _read(conn: Any, terms: list[str], ids: list[str], kept: dict[int, frozenset
         if doc in id_of and value > 0:
             out[id_of[doc]] = min(1.0, value / total)
     return out
+
+
+def _from_postings(conn: Any, book: Postings, wanted: list[str], docs: list[int]) -> dict[int, set[str]]:
+    """doc -> the `wanted` tokens it holds, from the keyword channel's postings (`book`), for
+    those of `docs` whose whole text the scratch table would read (a body of at most
+    `BODY_CHARS`: the postings cover every column, and the text is the columns joined by
+    spaces, which the tokenizer splits at anyway); empty when the postings cannot say."""
+    marks = ",".join("?" * len(docs))
+    short = [int(doc) for doc, size in conn.execute(
+        f"SELECT rowid, length(body) FROM memories_fts WHERE rowid IN ({marks})", docs) if (size or 0) <= BODY_CHARS]
+    found = book.holding(conn, wanted, short) if short else None
+    return found or {}
 
 
 def _fill(conn: Any, ids: list[str]) -> None:
