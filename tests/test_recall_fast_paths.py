@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -178,7 +178,7 @@ def test_a_reindex_between_two_recalls_is_seen(store: Any) -> None:
 class CountingEmbedder(HashEmbedder):
     """The tests' stand-in embedder, noting the threads it is asked for (no model)."""
 
-    asked: list[int] = []
+    asked: ClassVar[list[int]] = []
 
     def use_threads(self, threads: int) -> None:
         CountingEmbedder.asked.append(threads)
