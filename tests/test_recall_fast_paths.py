@@ -205,6 +205,28 @@ def test_a_long_lived_process_asks_for_two_threads_a_short_call_for_none(
     assert recall_with(repo, warm=True) == []  # a hook or CLI call: one thread, as before
 
 
+class RefusingEmbedder(HashEmbedder):
+    """A plug-in whose `use_threads` fails (no model)."""
+
+    def use_threads(self, threads: int) -> None:
+        raise RuntimeError("no threads here")
+
+
+def test_an_embedder_that_refuses_threads_still_recalls_with_vectors(
+        store: Any, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGIT_INDEX_EMBEDDER", f"{__name__}:RefusingEmbedder")
+    store.index.close()
+    said: list[str] = []
+    opened = memgit.open(repo, warn=said.append)
+    try:
+        opened.index.sync(embed="all")
+        hits = opened.recall("parse_config retry_limit", record=False)
+        assert hits and hits.how.vectors.used
+        assert any("keeps its own threads (no threads here)" in line for line in said), said
+    finally:
+        opened.close()
+
+
 def test_minilm_embeds_the_same_on_two_threads() -> None:
     embedders = pytest.importorskip("memgit.index.embedders")
     if not embedders.embedder_available("minilm")[0]:

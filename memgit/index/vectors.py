@@ -181,7 +181,10 @@ class Vectors:
             return None
         use_threads = getattr(embedder, "use_threads", None)
         if self.threads > 1 and callable(use_threads):
-            use_threads(self.threads)
+            try:
+                use_threads(self.threads)
+            except Exception as exc:  # noqa: BLE001 - a plug-in's: it embeds on the threads it has
+                self.db.warn_once(f"threads:{exc}", f"the embedder keeps its own threads ({exc})")
         self._embedder = embedder
         self._check(embedder)
         return embedder
