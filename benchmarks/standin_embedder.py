@@ -55,12 +55,21 @@ class StandInEmbedder:
 
     def __init__(self, **_options: Any) -> None:
         self._model: Any = None
+        self._threads = 1
+
+    def use_threads(self, threads: int) -> None:
+        """As MiniLM's (`OnnxEmbedder.use_threads`): the query model runs with `threads`."""
+        self._threads = threads
+        if self._model is not None:
+            self._model.use_threads(threads)
 
     def _real(self) -> Any:
         if self._model is None:
             from memgit.index.embedders import load_embedder
 
             self._model = load_embedder("minilm")
+            if self._threads > 1:  # asked only by a memgit that has `use_threads`
+                self._model.use_threads(self._threads)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> Any:

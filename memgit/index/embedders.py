@@ -43,6 +43,8 @@ class Embedder(Protocol):
 
     `id` names the model *and* the settings that change its vectors (e.g. the token
     limit); the index re-embeds everything when it changes. `dim` is the vector length.
+    An embedder may also offer `use_threads(n)` (the bundled ONNX ones do): a long-lived
+    process that recalls many times asks for more than one thread for its queries.
     """
 
     id: str
@@ -116,6 +118,7 @@ class OnnxEmbedder:
         # vectors. Any second call, or a batch, switches to the optimised session.
         self._quick = quick_start
         self._calls = 0
+        self._stale = False  # `use_threads` changed the thread count: a new session at the next call
         self._session = self._make_session(optimized=not quick_start)
         self._inputs = {i.name for i in self._session.get_inputs()}
         output = self._session.get_outputs()[0]
@@ -144,6 +147,16 @@ class OnnxEmbedder:
         except Exception as exc:  # onnxruntime raises its own exception types
             raise MemgitError(f"Cannot load the embedding model {self._model_path}: {exc}.") from exc
 
+    def use_threads(self, threads: int) -> None:
+        """Run with `threads` intra-op threads from the next call on (a new session then, made
+        once). A long-lived process that recalls many times asks for 2
+        (`memgit.index.vectors.Vectors`): a query's embedding is most of its recall's time and
+        comes out the same bit for bit, in about two thirds of the time on 2 cores. A hook or a
+        CLI call keeps 1, on a machine shared with the agent."""
+        threads = max(1, int(threads))
+        if threads != self._threads:
+            self._threads, self._stale = threads, True
+
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed `texts` (see `Embedder.embed`), in batches of similar length."""
         import numpy as np  # already imported by __init__: a dict lookup here
@@ -151,7 +164,10 @@ class OnnxEmbedder:
         texts = list(texts)
         if self._quick and (len(texts) > 1 or self._calls > 0):
             self._session = self._make_session(optimized=True)
-            self._quick = False
+            self._quick = self._stale = False
+        elif self._stale:
+            self._session = self._make_session(optimized=not self._quick)
+            self._stale = False
         self._calls += 1
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -99,7 +99,7 @@ class Index:
         self.db = Database(db_path, warn)
         # `warm`: use (and start) the warm embedder process (memgit.warm); `background`: embed
         # many pending memories in a background job (memgit.embedjob).
-        self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background)
+        self.vectors = Vectors(self.db, self.embedder_name, warm=warm, background=background, long_lived=keep)
         self.db.on_connect = self.vectors.attach
         self._qtok: Any = None  # the connection that has the temp.qtok table
         # What a long-lived process keeps while it recalls (`keep`); a hook or the CLI keeps none.

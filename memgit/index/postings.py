@@ -144,6 +144,28 @@ class Postings:
         order = np.lexsort((docs, score))[:limit]
         return list(zip(docs[order].tolist(), score[order].tolist()))
 
+    def holding(self, conn: Any, tokens: Sequence[str], rows: Sequence[int]) -> dict[int, set[str]] | None:
+        """Which of `tokens` each row of `rows` (rowids) holds, in any column, from the postings
+        (after `fresh`; a token's read now if not kept, and kept); None when that is not certain
+        (see `_posting`) or a row has no length, and the caller reads the rows' text instead."""
+        import numpy as np  # see `memgit.index.resident.Resident.nearest`
+
+        if not self.valid or self.docs is None:
+            return None
+        self._take_loaded()
+        wanted = np.array(list(rows), dtype=np.int64)
+        at = np.searchsorted(self.docs, wanted)
+        if len(wanted) and (at.max() >= len(self.docs) or not np.array_equal(self.docs[at], wanted)):
+            return None
+        out: dict[int, set[str]] = {int(row): set() for row in wanted}
+        for token in tokens:
+            positions = self._posting(conn, token)[0]
+            if not self.valid:
+                return None
+            for row in wanted[np.isin(at, positions)].tolist():
+                out[row].add(token)
+        return out
+
     def _read(self, conn: Any, seen: Any, weights: tuple[float, ...]) -> None:
         import numpy as np  # see `memgit.index.resident.Resident.nearest`
 

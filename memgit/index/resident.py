@@ -44,6 +44,9 @@ MAX_BITS = 1_000_000
 #: A table's float32 vectors are kept while they come to at most this; past it the exact
 #: stage reads the shortlisted rows from SQL.
 MAX_FLOAT_BYTES = 64 * 1024 * 1024
+#: Rows whose tokens are kept for `memgit.recall.coverage` at most (~2-8 KB each); then the
+#: set starts again.
+MAX_TOKEN_ROWS = 5_000
 
 #: The bits table each stage shortlists from, the table its vectors are in, and how a key
 #: is read: a doc, or a (doc, passage number) pair.
@@ -83,6 +86,9 @@ class Resident:
     schema: int | None = None
     #: The keyword channel's postings (`memgit.index.postings`), kept under the same rules.
     postings: postings_mod.Postings = field(default_factory=postings_mod.Postings)
+    #: Each FTS5 row's tokens, as far as `memgit.recall.coverage` has read them (`tokens`).
+    row_tokens: dict[int, frozenset[str]] = field(default_factory=dict)
+    row_tokens_stamp: Stamp | None = None
 
     def watch(self, conn: Any) -> None:
         """Note a search begun; from the second on, make sure the four tables and FTS5's row
@@ -92,6 +98,7 @@ class Resident:
             self.postings.stop()
             self.conn, self.tables, self.searches, self.schema = conn, {}, 0, None
             self.postings = postings_mod.Postings()
+            self.row_tokens, self.row_tokens_stamp = {}, None
         self.searches += 1
         if self.searches < 2:
             return  # nothing is kept for a first search, so nothing needs counting yet
@@ -110,6 +117,7 @@ class Resident:
         self.postings.stop()
         self.conn, self.tables, self.searches, self.schema = None, {}, 0, None
         self.postings = postings_mod.Postings()
+        self.row_tokens, self.row_tokens_stamp = {}, None
 
     def shortlist(self, conn: Any, table: str, query_vector: bytes, n: int) -> list[Any] | None:
         """The keys (docs, or `[doc, n]` pairs for passages) of the `n` rows of `table` nearest
@@ -152,6 +160,22 @@ class Resident:
             return None
         self.postings.preload(conn)  # every token's, on a thread: later queries read none
         return self.postings
+
+    def tokens(self, conn: Any) -> dict[int, frozenset[str]] | None:
+        """FTS5 rowid -> the tokens of the text `memgit.recall.coverage` reads of that row, for
+        the rows it has read so far under the current stamp of FTS5's row lengths (written
+        for every row inserted, changed or deleted, by anyone); the caller adds the rows it
+        reads. Emptied when the stamp moves or past `MAX_TOKEN_ROWS`; None when not kept (a
+        first search, another connection, no generations). Call it in the snapshot the rows
+        are read in, so that they and the stamp are of one state."""
+        if conn is not self.conn or self.searches < 2:
+            return None
+        seen = stamp(conn, (postings_mod.DOCSIZE,))
+        if seen is None:
+            return None
+        if seen != self.row_tokens_stamp or len(self.row_tokens) > MAX_TOKEN_ROWS:
+            self.row_tokens, self.row_tokens_stamp = {}, seen
+        return self.row_tokens
 
     def _table(self, conn: Any, table: str) -> _Table | None:
         if conn is not self.conn:
@@ -226,13 +250,14 @@ def _cosine(kept: _Table, order: Any, query: Any) -> Any:
     """sqlite-vec's cosine distance of the rows `order` to `query`, bit for bit: float32
     products summed in dimension order, as the C loop does, the rest in double, the result a
     float32; a zero vector's (NaN, NULL in SQL) is 1.0 as `channels._COSINE` makes it. The
-    products are laid out a dimension a row and added row after row: numpy sums in pairs only
-    along the axis that is contiguous in memory, so along the other it adds one at a time
-    (a `cumsum` along each vector, the same sums, took twice as long)."""
+    products are written a dimension at a time (Fortran order) and added along the vectors:
+    numpy sums in pairs only along the axis that is contiguous in memory, so along the other
+    it adds one at a time (a `cumsum` along each vector, the same sums, took twice as long; a
+    transposed copy of C-ordered products ~20% longer than this)."""
     import numpy as np  # see `Resident.nearest`
 
-    products = np.ascontiguousarray((kept.floats[order] * query).T)
-    dot = np.add.reduce(products, axis=0, dtype=np.float32)
+    products = np.multiply(kept.floats[order], query, order="F")
+    dot = np.add.reduce(products, axis=1, dtype=np.float32)
     own = np.cumsum(query * query, dtype=np.float32)[-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = (1.0 - dot.astype(np.float64) / (np.sqrt(kept.norms[order].astype(np.float64))

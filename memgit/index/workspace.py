@@ -8,7 +8,8 @@ one `Memgit` open for hours and may call it from several threads. So:
 - the configuration is read again when `.memory/config.toml`, the user's own config file or
   the clone's git config changes (a `stat` of each per access: mtime, size and inode), and a
   change to a setting the index was opened with (embedder, warm process, background
-  embedding, kinds) closes the index so that the next call opens it anew;
+  embedding, kinds) closes the index so that the next call opens it anew; inside `held()`
+  (one recall) they are looked at once, by the first access;
 - the index is opened on first use, once even when threads ask at the same time
   (operations on it are serialised by its `Database`: see `memgit.index.db`);
 - `close()` closes the index; the store stays usable and the next call opens it again.
@@ -21,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable
@@ -68,12 +71,31 @@ class Workspace:
         self._index: Index | None = None
         self._writer: Writer | None = None
         self._lock = threading.Lock()
+        self._sources: tuple[Any, list[Path]] | None = None  # the settings' files (`_sources_stamp`)
+        self._held = threading.local()  # `held()`: this thread's depth, and whether it looked
 
     # -- settings ------------------------------------------------------------------------
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Within the block, on this thread, the settings are looked at once (by the first
+        `config`, which reads them again if a file changed) and then taken as they are: one
+        recall asks for them several times, a `stat` of four files each."""
+        held = self._held
+        held.depth = getattr(held, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            held.depth -= 1
+            if not held.depth:
+                held.looked = False
 
     @property
     def config(self) -> config_mod.Config:
         """The settings, read again when one of their files changes."""
+        held = self._held
+        if self._config is not None and getattr(held, "looked", False):
+            return self._config
         stamp = self._sources_stamp()
         if self._config is None or stamp != self._stamp:
             repo = self.repo
@@ -86,15 +108,22 @@ class Workspace:
             config_mod.warn_ignored(config, self.warn)
             if old is not None and _index_settings(old) != _index_settings(config):
                 self.close()  # opened with the old embedder or kinds
+        if getattr(held, "depth", 0):
+            held.looked = True
         return self._config
 
     def _sources_stamp(self) -> Stamp:
-        paths = [self.memory_dir / config_mod.CONFIG_NAME, config_mod.user_file()]
-        if self.repo is not None:
-            paths += [self.repo.git_dir / "config", self.repo.git_dir / "config.worktree"]
-            common = self.repo.git_dir / "commondir"  # a linked worktree: the main config too
-            if common.is_file():
-                paths.append(self.repo.git_dir / common.read_text().strip() / "config")
+        home = (os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))  # where the user's file is
+        if self._sources is not None and self._sources[0] == home:
+            paths = self._sources[1]
+        else:
+            paths = [self.memory_dir / config_mod.CONFIG_NAME, config_mod.user_file()]
+            if self.repo is not None:
+                paths += [self.repo.git_dir / "config", self.repo.git_dir / "config.worktree"]
+                common = self.repo.git_dir / "commondir"  # a linked worktree: the main config too
+                if common.is_file():
+                    paths.append(self.repo.git_dir / common.read_text().strip() / "config")
+            self._sources = (home, paths)
         return tuple(_stamp(path) for path in paths)
 
     # -- the folder of memory files -------------------------------------------------------

@@ -34,6 +34,15 @@ def recall(ws: Workspace, query: str, k: int | None = None, *, task_id: str | No
     if at is not None:
         return Hits(_recall_at(ws, at, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
                                budget_tokens=budget_tokens, include_archived=include_archived, known=known))
+    with ws.held():  # the settings looked at once for the whole recall
+        return _recall(ws, query, k, task_id=task_id, kinds=kinds, min_score=min_score,
+                       budget_tokens=budget_tokens, include_archived=include_archived, known=known,
+                       record=record, mark=mark, deep=deep, by_sentence=by_sentence)
+
+
+def _recall(ws: Workspace, query: str, k: int | None, *, task_id: str | None, kinds: Sequence[str] | None,
+            min_score: float | None, budget_tokens: int | None, include_archived: bool,
+            known: Collection[str], record: bool, mark: bool, deep: bool, by_sentence: bool) -> Hits:
     config = ws.config
     k = config.recall_k if k is None else k
     skip = set(known)
