@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator
@@ -134,12 +133,12 @@ def pre_commit(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
 
 @pytest.fixture
 def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The warm hook server on; the one the test started stopped after."""
+    """The warm hook server on; the ones the test started stopped after."""
     from memgit.agents import warmhooks
+
+    from .hookwatch import stop_server
 
     monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
     monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
     yield warmhooks
-    pid = warmhooks.running()
-    if pid and pid > 0:
-        os.kill(pid, signal.SIGTERM)
+    stop_server(warmhooks)
