@@ -37,8 +37,9 @@ LAYERS: list[set[str]] = [
 ADAPTERS = LAYERS[-1]
 RANK = {unit: number for number, layer in enumerate(LAYERS) for unit in layer}
 
-#: Which module may import each third-party package (numpy: three, the embedder's arrays,
-#: the stored vectors and the keyword postings a recalling process keeps).
+#: Which module may import each third-party package (numpy: four, the embedder's arrays,
+#: the stored vectors and the keyword postings a recalling process keeps, and the code
+#: memories' hubness computed when a sync has values to compute).
 OWNERS: dict[str, str | tuple[str, ...]] = {
     "click": "memgit.cli",  # the package: every command module
     "git": "",  # gitpython: memgit runs git itself (memgit.git.runner)
@@ -48,7 +49,7 @@ OWNERS: dict[str, str | tuple[str, ...]] = {
     "pysqlite3": "memgit.index.sqlite",
     "sqlite3": "memgit.index.sqlite",
     "sqlite_vec": "memgit.index.sqlite",
-    "numpy": ("memgit.index.embedders", "memgit.index.resident", "memgit.index.postings"),
+    "numpy": ("memgit.index.embedders", "memgit.index.resident", "memgit.index.postings", "memgit.index.hubs"),
     "onnxruntime": "memgit.index.embedders",
     "tokenizers": "memgit.index.embedders",
     "rank_bm25": "",

@@ -113,6 +113,35 @@ def test_a_session_start_leaves_most_of_a_backlog_to_the_background_in_order(pro
     assert ended == sessions  # every one, once, in the order handed off
 
 
+def test_a_session_start_does_not_wait_out_a_background_process_busy_with_a_long_record(project: Path) -> None:
+    git_dir = project / ".git"
+    hand_off_session_ends(project, ["s-waiting"])
+    lock = localstate.handoff_lock(git_dir)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    # What a background process running a long record looks like from outside: the lock held.
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\n"
+        f"f = open({str(lock)!r}, 'a+'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True); time.sleep(600)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        # The hook may wait for memgit's write lock far longer than an agent waits for a hook;
+        # the drain before a session starts is bounded on its own (`spool.INLINE_SECONDS`).
+        done = subprocess.run([sys.executable, "-I", "-c", RUN_HOOK, "claude", "session-start"],
+                              input=json.dumps({"session_id": "s-next", "cwd": str(project), "source": "startup"}),
+                              cwd=project, capture_output=True, text=True, timeout=60, check=False,
+                              env={**os.environ, "MEMGIT_LOCK_TIMEOUT": "300", "MEMGIT_HOOKS_BACKGROUND": "1"})
+        assert done.returncode == 0, done.stderr
+        assert (git_dir / "memgit" / "sessions" / "s-next.json").exists()  # the hook's own work done
+        assert [p.name for p in spool.pending(git_dir)] != []  # left, in order, to the lock's holder
+        assert holder.poll() is None
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()  # type: ignore[union-attr]
+    wait_until(lambda: no_job(git_dir), "a background process the hook started did not end")
+
+
 # -- the warm hook server ----------------------------------------------------------------------
 
 

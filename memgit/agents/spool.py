@@ -14,9 +14,10 @@ only write down what they were given and return; a detached process does the wor
   meanwhile is never left behind.
 - The `session-start` hook drains first (waiting for the background process if it runs): the
   checkpoint a `pre-compact` handed off is there when the compacted session starts again. It
-  runs at most `INLINE_RECORDS` records, for at most `INLINE_SECONDS`, so that a backlog
-  cannot outlast the agent's hook timeout; the rest, still in order, is left to the
-  background process it starts.
+  runs at most `INLINE_RECORDS` records, and spends at most `INLINE_SECONDS` waiting and
+  running in all, so that neither a backlog nor a background process busy with a long record
+  can outlast the agent's hook timeout; the rest, still in order, is left to the background
+  process (the one running, or one it starts).
 - A draining process removes what a writer killed half-way left behind (the partly written
   `.<record>.<pid>.tmp`, never run): once that pid is gone, or after `LEFTOVER_SECONDS` (a
   pid reused since); never a file whose writer is still at it.
@@ -110,16 +111,17 @@ def drain(git_dir: Path, run: Run, say: Say, *, wait: float = 0.0, most: int | N
           seconds: float | None = None) -> bool:
     """Run every record waiting, oldest first, each removed once it ran (`run` fails open on
     its own). `wait`: seconds to wait for another drainer. `most`, `seconds`: stop after that
-    many records, or once a record ends that long after the lock was taken, leaving the rest where they are (in order,
-    for the next drainer). Returns False when another held the lock past `wait` (it runs them)
-    or records were left."""
-    began: float | None = None
+    many records, or once a record ends that long after the call (the wait for the lock
+    included), leaving the rest where they are (in order, for the next drainer). Returns False
+    when another held the lock past `wait` (it runs them) or records were left."""
+    began = time.monotonic()
     done = 0
     while True:
+        if seconds is not None:
+            wait = min(wait, max(0.0, began + seconds - time.monotonic()))
         with _locked(git_dir, wait) as mine:
             if not mine:
                 return False
-            began = time.monotonic() if began is None else began
             _sweep(git_dir, say)
             for path in pending(git_dir):
                 if (most is not None and done >= most) or (

@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any, Iterable, Sequence
 
-from memgit.index import fts, passages, titles
+from memgit.index import fts, hubs, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.postings import Postings
 from memgit.index.resident import Resident
@@ -277,6 +277,9 @@ def vector(conn: Any, query_vector: bytes, limit: int, where: str, args: list[An
         ids.update(_filtered(conn, {d: found[d] for d in won if d not in checked}, where, args))
         if passage_of is not None:
             passage_of.update((ids[d], n) for d, n in won.items() if d in ids)
+    shift = hubs.shifts(conn, found)  # generic code near every question counts less
+    if shift:
+        found = {d: distance + shift.get(d, 0.0) for d, distance in found.items()}
     ranked = sorted(((ids[d], 1.0 - dist) for d, dist in found.items() if d in ids),
                     key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [(mid, min(1.0, max(0.0, s))) for mid, s in ranked]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
-from memgit.index import embedjob, passages, titles
+from memgit.index import embedjob, hubs, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.db import Database
 from memgit.index.vectorcache import VectorCache, path_for
@@ -110,6 +110,7 @@ class Vectors:
         self._queries: OrderedDict[tuple[str | None, str], bytes] = OrderedDict()
         self._ahead: _Ahead | None = None  # a query being embedded on a thread (`prefetch`)
         self._cache: VectorCache | None = None
+        self._fresh: list[int] = []  # docs embedded since the hubness values were last computed
 
     @property
     def conn(self) -> sq.Connection:
@@ -192,6 +193,9 @@ class Vectors:
                     conn.execute("DELETE FROM vector_bits")
                     passages.clear(conn)
                     titles.clear(conn)
+                    hubs.clear(conn)
+                    for key in (hubs.MEAN, hubs.COUNT, hubs.DONE):
+                        db.set_meta(key, None)
                     conn.execute("UPDATE memories SET vec_sha = NULL")
                 db.set_meta("embedder_id", current[0])
                 db.set_meta("vec_dim", current[1])
@@ -210,6 +214,7 @@ class Vectors:
         self.conn.execute("UPDATE memories SET vec_sha = NULL WHERE doc = ?", (doc,))
         passages.delete(self.conn, doc)
         titles.delete(self.conn, doc)
+        hubs.delete(self.conn, doc)
         self.db.set_meta(PASSAGES_DONE, None)
 
     def embed_pending(self, mode: str, progress: Progress | None) -> tuple[int, int]:
@@ -261,6 +266,12 @@ class Vectors:
                 passages.fill_bits(conn)
                 self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
+            if self.db.meta(hubs.DONE) != "1":  # an index made before code memories had values
+                try:
+                    with self.db.transaction():
+                        self._note_hubs(mode)
+                except self.db.driver.Error:
+                    pass  # busy or read-only: recall ranks without them, and the next sync tries again
             return 0  # nothing was embedded, changed or deleted since every one was: no scan
         todo = passages.pending(self.conn)
         waiting_titles = titles.count_pending(self.conn)
@@ -268,6 +279,7 @@ class Vectors:
             with self.db.transaction():
                 self.db.set_meta(PASSAGES_DONE, "1")
                 self._note_share(mode)
+                self._note_hubs(mode)
             return 0
         texts_of = {doc: passages.split(title, body) for doc, title, body, _sha in todo}
         waiting = sum(len(t) for t in texts_of.values()) + waiting_titles
@@ -322,6 +334,7 @@ class Vectors:
                 progress(done + titled, total)
         with self.db.transaction():
             self._note_share(mode)
+            self._note_hubs(mode)
         return done
 
     def _note_share(self, mode: str) -> None:
@@ -331,6 +344,25 @@ class Vectors:
         background job) counts again."""
         if mode == "all" or self.db.meta(titles.SHARE) is None:
             self.db.set_meta(titles.SHARE, f"{titles.share(self.conn):.4f}")
+
+    def _note_hubs(self, mode: str) -> None:
+        """Compute the code memories' hubness values that are missing (`memgit.index.hubs`;
+        inside the caller's transaction): after every step that embedded, changed or deleted
+        something, as the title share is counted. An "auto" step (a hook's, a recall's) computes
+        at most `hubs.AUTO_MAX`, and once every memory has its row only for the memories this
+        process embedded (more than `hubs.FEW_MAX` waiting besides: the background job's work,
+        where there is one); "all" looks at every memory."""
+        scan = mode == "all" or self.db.meta(hubs.DONE) != "1"
+        fresh, self._fresh = self._fresh, []
+        if scan and mode == "auto" and self._job_can_run() and hubs.waiting(self.conn) > hubs.FEW_MAX:
+            # An index made before code memories had values, or more waiting than a step
+            # computes: each value reads every code vector, too much for a hook's or a recall's
+            # sync. The background job computes them all, at low priority.
+            embedjob.start(self.db.path, self.name)  # type: ignore[arg-type]
+            return
+        waiting = hubs.refresh(self.conn, self.db.meta, self.db.set_meta,
+                               limit=None if mode == "all" else hubs.AUTO_MAX, docs=None if scan else fresh)
+        self.db.set_meta(hubs.DONE, None if waiting else "1")
 
     def cache(self) -> VectorCache | None:
         """The vectors computed before (`memgit.index.vectorcache`), beside a file index."""
@@ -373,6 +405,9 @@ class Vectors:
             known.update(made)
         return [known[sha] for sha in shas]
 
+    def _job_can_run(self) -> bool:
+        return self.background and self.db.path is not None and not self.db.in_memory
+
     def _defer(self, pending: int) -> None:
         """Too many to embed during a call: start the background job, or ask for a reindex."""
         if self.background and self.db.path is not None and not self.db.in_memory:
@@ -400,6 +435,7 @@ class Vectors:
                 conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
                              (blob, doc))
                 conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
+                self._fresh.append(doc)
                 stored += 1
             if stored:
                 self.db.set_meta(PASSAGES_DONE, None)  # a new long memory may need passages
