@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator
@@ -84,7 +84,8 @@ class PreCommit:
     changes to tracked files committed in the clone, as `pre-commit try-repo` does), `rev:`
     that commit. Every test shares one PRE_COMMIT_HOME, so the framework builds its virtualenv
     with memgit once for the run; `try-repo` makes a new repository, and so a new build, on
-    every call."""
+    every call. Under pytest-xdist the workers share one folder: the first to get here makes
+    the clone, and the framework's own lock on its store has the others wait for its build."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -92,6 +93,14 @@ class PreCommit:
 
     def config(self) -> Path:
         if self._config is None:
+            with open(self.folder / "setup.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # another worker making the clone: wait for it
+                self._config = self._set_up()
+        return self._config
+
+    def _set_up(self) -> Path:
+        config = self.folder / "pre-commit-config.yaml"
+        if not config.exists():
             env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
             env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
                        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
@@ -111,10 +120,9 @@ class PreCommit:
             if run("diff", "--cached", "--name-only", cwd=shadow):
                 run("commit", "-q", "--no-verify", "-m", "this checkout", cwd=shadow)
             rev = run("rev-parse", "HEAD", cwd=shadow)
-            self._config = self.folder / "pre-commit-config.yaml"
-            self._config.write_text(f"repos:\n- repo: {shadow}\n  rev: {rev}\n"
-                                    "  hooks:\n  - id: memgit-memory\n  - id: memgit-rules\n")
-        return self._config
+            config.write_text(f"repos:\n- repo: {shadow}\n  rev: {rev}\n"
+                              "  hooks:\n  - id: memgit-memory\n  - id: memgit-rules\n")
+        return config
 
     def run(self, repo: Path, hook: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         """`pre-commit run HOOK` in `repo` on its staged files, as `git commit` would run it."""
@@ -127,19 +135,23 @@ class PreCommit:
 
 @pytest.fixture(scope="session")
 def pre_commit(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
-    """One pre-commit set-up for the whole run (`PreCommit`)."""
+    """One pre-commit set-up for the whole run (`PreCommit`), shared by pytest-xdist's workers."""
     pytest.importorskip("pre_commit")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's temporary folder is in the run's
+        folder = tmp_path_factory.getbasetemp().parent / "pre-commit"
+        folder.mkdir(exist_ok=True)
+        return PreCommit(folder)
     return PreCommit(tmp_path_factory.mktemp("pre-commit"))
 
 
 @pytest.fixture
 def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The warm hook server on; the one the test started stopped after."""
+    """The warm hook server on; the ones the test started stopped after."""
     from memgit.agents import warmhooks
+
+    from .hookwatch import stop_server
 
     monkeypatch.setenv("MEMGIT_INDEX_WARM", "1")
     monkeypatch.setenv("MEMGIT_WARM_IDLE", "10")  # one the test does not stop ends soon
     yield warmhooks
-    pid = warmhooks.running()
-    if pid and pid > 0:
-        os.kill(pid, signal.SIGTERM)
+    stop_server(warmhooks)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from memgit.agents import spool
 from memgit.git import localstate
@@ -52,3 +54,20 @@ def no_job(git_dir: Path) -> bool:
         if b"memgit.hookjob" in argv and str(git_dir).encode() in argv and not zombie:
             return False
     return True
+
+
+def stop_server(warmhooks: ModuleType) -> None:
+    """Stop the warm hook server, and then any other one that takes over its lock: two hooks
+    that found no server may each start one, and the later one, still starting when the first
+    is stopped, takes over and would otherwise serve on until idle."""
+
+    def stopped() -> bool:
+        pid = warmhooks.running()
+        if pid and pid > 0:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        return pid is None
+
+    wait_until(stopped, "the server did not stop")

@@ -9,6 +9,7 @@ imports, which never run, are left out."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -83,7 +84,8 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def imports(module: str) -> list[tuple[str, int, bool]]:
+@functools.cache  # every test reads the same walk: parsed once per module for the run
+def imports(module: str) -> tuple[tuple[str, int, bool], ...]:
     """(imported module, line, inside a function) for every import of `module` that runs;
     third-party and standard-library imports by their full dotted name."""
     path = FILES[module]
@@ -108,7 +110,7 @@ def imports(module: str) -> list[tuple[str, int, bool]]:
                 # `from memgit import api` imports the module memgit.api; `from memgit.x import f` memgit.x
                 sub = f"{name}.{alias.name}"
                 found.append((sub if sub in FILES else name, node.lineno, id(node) in local))
-    return found
+    return tuple(found)
 
 
 def memgit_imports(module: str) -> list[tuple[str, int, bool]]:

@@ -23,7 +23,7 @@ from memgit.errors import MemgitError
 
 from .conftest import git
 
-COUNT = 600
+COUNT = 300
 
 
 def _lines(count: int = COUNT) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from memgit.agents import spool
 from memgit.git import localstate
 
 from .conftest import git
-from .hookwatch import hand_off_session_ends, hooks_log, no_job, sessions_ended, wait_until
+from .hookwatch import hand_off_session_ends, hooks_log, no_job, sessions_ended, stop_server, wait_until
 
 # The hook's own process; then whether the warm server answered it (memgit's API not imported).
 RUN_HOOK = (
@@ -180,8 +179,5 @@ def test_a_runtime_folder_too_long_for_a_socket_still_gets_a_server(
                                                     "prompt": "how does the retry handler back off"})
         assert served and "retry handler" in out
     finally:
-        pid = warm.running()
-        if pid and pid > 0:
-            os.kill(pid, signal.SIGTERM)
-            wait_until(lambda: warm.running() is None, "the server did not stop")
+        stop_server(warm)
         shutil.rmtree(short, ignore_errors=True)

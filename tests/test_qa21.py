@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +34,7 @@ from memgit.index.ranking import Ranked
 from memgit.recall import coverage
 from memgit.recall.recall import MAX_QUERY_CHARS, clean_query
 
-from .hookwatch import hand_off_session_ends, hooks_log, sessions_ended, wait_until
+from .hookwatch import hand_off_session_ends, hooks_log, sessions_ended, stop_server
 from .test_hook_leftovers import hook, project, server_up  # noqa: F401 (project: a fixture)
 
 
@@ -76,10 +75,7 @@ def test_a_relative_or_missing_tmpdir_is_passed_over_for_the_servers_socket(
         assert socket.parent == Path("/tmp") / f"memgit-{os.getuid()}"
         assert list((project / "tmp").iterdir()) == []  # nothing made inside the project
     finally:
-        pid = warm.running()
-        if pid and pid > 0:
-            os.kill(pid, signal.SIGTERM)
-            wait_until(lambda: warm.running() is None, "the server did not stop")
+        stop_server(warm)
 
 
 def test_coverage_reads_a_long_body_only_up_to_its_cap(repo: Path, mem: memgit.Memgit) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,9 +32,26 @@ def memgit_cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600)
 
 
-def stale_store(repo: Path, count: int = COUNT) -> None:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where `stale_store` keeps the stores it built once for this module."""
+    return tmp_path_factory.mktemp("stale-stores")
+
+
+def stale_store(repo: Path, count: int = COUNT, built: Path | None = None) -> None:
     """A store of `count` memories whose anchors point at files that do not exist, so reflect
-    proposes one change (and a few lines of commit message) for each."""
+    proposes one change (and a few lines of commit message) for each. With `built`, the
+    repository is built once (under the first test's isolated git set-up, as every test's is)
+    and each test gets its own copy of it."""
+    if built is not None:
+        kept = built / str(count)
+        if kept.exists():
+            shutil.rmtree(repo)
+            shutil.copytree(kept, repo, symlinks=True)
+        else:
+            stale_store(repo, count)
+            shutil.copytree(repo, kept, symlinks=True)
+        return
     assert memgit_cli(repo, "init").returncode == 0
     lines = []
     for i in range(count):
@@ -62,8 +80,8 @@ def reject_commits(repo: Path) -> Path:
     return hook
 
 
-def test_reflect_apply_commits_hundreds_of_proposals_with_a_summary_message(repo: Path) -> None:
-    stale_store(repo)
+def test_reflect_apply_commits_hundreds_of_proposals_with_a_summary_message(repo: Path, built: Path) -> None:
+    stale_store(repo, built=built)
     done = memgit_cli(repo, "reflect", "--apply")
     assert done.returncode == 0, done.stderr[-2000:]
     message = git(repo, "log", "-1", "--format=%B")
@@ -73,8 +91,8 @@ def test_reflect_apply_commits_hundreds_of_proposals_with_a_summary_message(repo
     assert git(repo, "status", "--porcelain") == "" and not journal(repo).exists()
 
 
-def test_reflect_branch_commits_hundreds_of_proposals(repo: Path) -> None:
-    stale_store(repo)
+def test_reflect_branch_commits_hundreds_of_proposals(repo: Path, built: Path) -> None:
+    stale_store(repo, built=built)
     head = git(repo, "rev-parse", "HEAD")
     done = memgit_cli(repo, "reflect", "--branch", "memory-upkeep")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -83,8 +101,9 @@ def test_reflect_branch_commits_hundreds_of_proposals(repo: Path) -> None:
     assert len(git(repo, "diff", "--name-only", "HEAD", "memory-upkeep").split()) == COUNT
 
 
-def test_a_rejected_commit_keeps_the_journal_and_stages_nothing_then_finish_commits_it(repo: Path) -> None:
-    stale_store(repo)
+def test_a_rejected_commit_keeps_the_journal_and_stages_nothing_then_finish_commits_it(repo: Path,
+                                                                                       built: Path) -> None:
+    stale_store(repo, built=built)
     (repo / "notes.txt").write_text("the user's own work, staged\n")
     git(repo, "add", "notes.txt")
     hook = reject_commits(repo)
