@@ -20,7 +20,9 @@ Python functions, questions in words) fused recall@5 0.712 -> 0.724, the vector 
 alone 0.696 -> 0.704; the other sets hold no code memories and are unchanged.
 
 Stored in a plain table created on first use, keyed by the index's `doc` and stamped with
-the memory's `vec_sha`: a re-embedded memory's value is stale and not used until the next
+the memory's `vec_sha`, the table as a whole with the embedder it was made under (`EMBEDDER`:
+a memgit from before these values that switched the embedder left them, and the same texts
+under the same `vec_sha`s): a re-embedded memory's value is stale and not used until the next
 `refresh`, which computes the missing ones against the code vectors (at most `SAMPLE_MAX`
 of them, evenly spaced by `doc`, beyond which `K` scales down with the sample; a hook's sync
 at most `AUTO_MAX` of them, the ones it embedded itself; more than `FEW_MAX` waiting otherwise
@@ -55,10 +57,12 @@ AUTO_MAX = 256
 #: (~1.4 us a vector); more, and the vectors are read once into numpy.
 FEW_MAX = 32
 #: `meta` keys: the mean of the stored values, the code memories counted when they were all
-#: computed, and "1" once every embedded memory has its row (cleared with `PASSAGES_DONE`).
+#: computed, "1" once every embedded memory has its row (cleared with `PASSAGES_DONE`), and
+#: the embedder (`meta`'s `embedder_id`) the rows were made under.
 MEAN = "hub_mean"
 COUNT = "hub_count"
 DONE = "hubs_done"
+EMBEDDER = "hub_embedder"
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS hub_scores (doc INTEGER PRIMARY KEY, vec_sha TEXT NOT NULL, code INTEGER NOT NULL, "
@@ -102,6 +106,19 @@ def clear(conn: Any) -> None:
         conn.execute("DELETE FROM hub_scores")
 
 
+def of_embedder(meta: Any) -> bool:
+    """Whether the rows were made under the embedder the vectors are from now (`meta(key)`
+    reads the index's `meta`). A `vec_sha` stamps the text embedded, not the model: a memgit
+    from before these values that switched the embedder re-embedded every memory under the
+    same `vec_sha`s, and left the rows (and `DONE`) of the one before."""
+    return meta(EMBEDDER) is not None and meta(EMBEDDER) == meta("embedder_id")
+
+
+def done(meta: Any) -> bool:
+    """Whether every embedded memory has its current row (nothing for a sync to look at)."""
+    return meta(DONE) == "1" and of_embedder(meta)
+
+
 def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
             docs: Iterable[int] | None = None) -> int:
     """Compute the values that are missing or stale (inside the caller's write transaction);
@@ -112,6 +129,9 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
     `RECOMPUTE_SHARE`. `docs`, when given, are the only memories that may lack a row (those
     this process just embedded): the others are not looked at. Returns how many code memories
     still wait for a value."""
+    if not of_embedder(meta):  # made under another embedder: every row is made again
+        _restart(conn, meta, set_meta)
+        docs = None
     _classify(conn, docs)
     current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
     code = [doc for (doc,) in conn.execute(f"SELECT h.doc {current} ORDER BY h.doc")]
@@ -136,15 +156,25 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
     return len(unvalued) - len(todo) if not whole else 0
 
 
-def waiting(conn: Any) -> int:
+def waiting(conn: Any, meta: Any, set_meta: Any) -> int:
     """How many code memories wait for a value (none while there are too few to have one),
     every embedded memory looked at (inside the caller's write transaction): a few SQL
     statements and a look at the bodies of memories never looked at, no vector read."""
+    if not of_embedder(meta):
+        _restart(conn, meta, set_meta)
     _classify(conn, None)
     current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
     if conn.execute(f"SELECT count(*) {current}").fetchone()[0] <= K:
         return 0
     return int(conn.execute(f"SELECT count(*) {current} AND h.value IS NULL").fetchone()[0])
+
+
+def _restart(conn: Any, meta: Any, set_meta: Any) -> None:
+    """Every row and value goes, and the rows to come are of the embedder now in use."""
+    clear(conn)
+    for key in (MEAN, COUNT, DONE):
+        set_meta(key, None)
+    set_meta(EMBEDDER, meta("embedder_id"))
 
 
 def _classify(conn: Any, docs: Iterable[int] | None) -> None:
@@ -220,10 +250,11 @@ def shifts(conn: Any, docs: Iterable[int]) -> dict[int, float]:
     docs = list(docs)
     if not docs or not exists(conn):
         return {}
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (MEAN,)).fetchone()
-    if row is None:
-        return {}
-    mean = float(row[0])
+    found = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, 'embedder_id')",
+                              (MEAN, EMBEDDER)))
+    if found.get(MEAN) is None or not of_embedder(found.get):
+        return {}  # none yet, or made under another embedder
+    mean = float(found[MEAN])
     marks = ",".join("?" * len(docs))
     return {doc: WEIGHT * (value - mean) for doc, value in conn.execute(
         f"SELECT h.doc, h.value FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha "
