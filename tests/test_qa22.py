@@ -18,6 +18,7 @@ import numpy as np
 
 from memgit.index import hubs
 from memgit.index.index import Index
+from memgit.memory.format import Memory
 from memgit.store.folder import Store
 
 from . import test_recall_code_search as planted
@@ -80,3 +81,63 @@ def test_values_made_under_another_embedder_are_not_used(tmp_path: Path) -> None
     assert abs(float(mean) - float(fresh.db.meta(hubs.MEAN) or "nan")) < 1e-5
     again.close()
     fresh.close()
+
+
+class Unmeasurable(planted.Planted):
+    """The planted vectors, but a zero vector for a text that says "blank" and NaN for one that
+    says "overflow" (what a plug-in may give for what it cannot embed); 8-d."""
+
+    id = "planted-unmeasurable"
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        return np.stack([self._one(t) for t in texts])
+
+    def embed_query(self, text: str) -> Any:
+        return self._one(text)
+
+    def _one(self, text: str) -> Any:
+        if "blank_" in text:
+            return np.zeros(planted.DIM, dtype=np.float32)
+        if "overflow_" in text:
+            return np.full(planted.DIM, np.nan, dtype=np.float32)
+        return planted._planted(text)
+
+
+UNMEASURABLE = f"{__name__}:Unmeasurable"
+
+
+def _with(tmp_path: Path, body: str) -> Index:
+    root = tmp_path / "repo"
+    (root / ".memory").mkdir(parents=True)
+    store = Store(root / ".memory")
+    planted.write_code(store)
+    store.write(Memory(id="odd", title="odd", body=body, path="odd.md"))
+    index = _index(root, UNMEASURABLE)
+    index.sync(embed="all")
+    return index
+
+
+def test_a_zero_vector_gets_no_value_and_is_not_raised_into_every_search(tmp_path: Path) -> None:
+    index = _with(tmp_path, "def blank_fn(x):\n    return x")
+    assert "odd" not in _values(index)  # nothing to measure: no value, no shift
+    ranked = dict(index.search(planted.QUESTION, limit=20).channels.vector or ())
+    assert ranked.get("odd", 0.0) == 0.0  # its cosine is no cosine: nothing adds to it
+    assert max(ranked, key=lambda k: ranked[k]) == "answer"
+    index.close()
+
+
+def test_a_nan_vector_leaves_the_other_values_measured(tmp_path: Path) -> None:
+    for sync in ("all", "few"):
+        index = _with(tmp_path / sync, "def overflow_fn(x):\n    return x")
+        if sync == "few":  # the same, computed a few at a time in SQL (a recall's sync)
+            index.conn.execute("UPDATE hub_scores SET value = NULL")
+            index.db.set_meta(hubs.DONE, None)
+            index.conn.commit()
+            index.sync(embed="auto")
+        got = _values(index)
+        assert "odd" not in got and len(got) == 14
+        assert all(v is not None and np.isfinite(v) for v in got.values())
+        assert index.db.meta(hubs.MEAN) is not None and index.db.meta(hubs.DONE) == "1"
+        ranked = [mid for mid, _ in index.search(planted.QUESTION, limit=5).channels.vector or ()]
+        assert ranked[0] == "answer"
+        index.close()

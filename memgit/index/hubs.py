@@ -36,7 +36,9 @@ pending for them. Reads the vectors through SQL; numpy only when there is someth
 
 from __future__ import annotations
 
+import math
 import re
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
@@ -148,7 +150,12 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
         values = _values(conn, code, todo)
     else:  # a few: sqlite-vec's own scan of the code vectors, no numpy, no blobs read into Python
         values = _few(conn, todo)
-    conn.executemany("UPDATE hub_scores SET value = ? WHERE doc = ?", [(v, doc) for doc, v in values.items()])
+    conn.executemany("UPDATE hub_scores SET value = ? WHERE doc = ?",
+                     [(v, doc) for doc, v in values.items() if v is not None])
+    # A vector with no direction (zero, or not finite: what a plug-in may give for a text it
+    # cannot embed) has no cosine to a question and no neighbours: not a code memory here.
+    conn.executemany("UPDATE hub_scores SET code = 0 WHERE doc = ?",
+                     [(doc,) for doc, v in values.items() if v is None])
     if whole:
         set_meta(COUNT, str(len(code)))
     mean = conn.execute(f"SELECT avg(h.value) {current} AND h.value IS NOT NULL").fetchone()[0]
@@ -195,10 +202,14 @@ def _classify(conn: Any, docs: Iterable[int] | None) -> None:
                      [(doc, sha, int(is_code(body or ""))) for doc, sha, body in missing])
 
 
-def _few(conn: Any, todo: list[int]) -> dict[int, float]:
-    """`_values` in SQL, for a few: each one's `K` best cosines among the other code memories."""
-    out: dict[int, float] = {}
+def _few(conn: Any, todo: list[int]) -> dict[int, float | None]:
+    """`_values` in SQL, for a few: each one's `K` best cosines among the other code memories
+    (one with no direction's, NaN in SQL, counts as 0, as in `_matrix`)."""
+    out: dict[int, float | None] = {}
     for doc in todo:
+        if not _measurable(conn.execute("SELECT embedding FROM vectors WHERE doc = ?", (doc,)).fetchone()[0]):
+            out[doc] = None
+            continue
         rows = conn.execute(
             "SELECT 1.0 - coalesce(vec_distance_cosine(v.embedding, (SELECT embedding FROM vectors "
             "WHERE doc = ?1)), 1.0) AS s FROM hub_scores h JOIN memories m ON m.doc = h.doc "
@@ -208,8 +219,15 @@ def _few(conn: Any, todo: list[int]) -> dict[int, float]:
     return out
 
 
-def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
-    """Each of `todo`'s mean cosine to its `K` nearest among `code` (or a sample of it)."""
+def _measurable(blob: bytes) -> bool:
+    """Whether a stored float32 vector has a direction: finite, not all zero."""
+    floats = array("f", blob)
+    return all(math.isfinite(x) for x in floats) and any(floats)
+
+
+def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float | None]:
+    """Each of `todo`'s mean cosine to its `K` nearest among `code` (or a sample of it); None
+    for a vector with no direction (`_measurable`)."""
     import numpy as np  # only a sync that has values to compute loads it, never a recall
 
     step = max(1, -(-len(code) // SAMPLE_MAX))
@@ -217,7 +235,7 @@ def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
     k = max(1, round(K * len(reference) / len(code)))
     ref_vectors = _matrix(conn, reference)
     ref_index = {doc: i for i, doc in enumerate(reference)}
-    out: dict[int, float] = {}
+    out: dict[int, float | None] = {}
     for start in range(0, len(todo), 512):
         chunk = todo[start : start + 512]
         mine = _matrix(conn, chunk)
@@ -226,12 +244,15 @@ def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
             if doc in ref_index:
                 sims[row, ref_index[doc]] = -np.inf  # not its own neighbour
         top = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:]
-        out.update(zip(chunk, (float(v) for v in top.mean(axis=1))))
+        directed = mine.any(axis=1)
+        means = top.mean(axis=1)
+        out.update((doc, float(means[row]) if directed[row] else None) for row, doc in enumerate(chunk))
     return out
 
 
 def _matrix(conn: Any, docs: list[int]) -> Any:
-    """The unit vectors of `docs`, one row each, in that order."""
+    """The unit vectors of `docs`, one row each, in that order; zeros for a vector with no
+    direction (zero, or not finite)."""
     import numpy as np  # see `_values`
 
     blobs: dict[int, bytes] = {}
@@ -240,6 +261,8 @@ def _matrix(conn: Any, docs: list[int]) -> Any:
         blobs.update(conn.execute(
             f"SELECT doc, embedding FROM vectors WHERE doc IN ({','.join('?' * len(part))})", part).fetchall())
     matrix = np.stack([np.frombuffer(blobs[doc], dtype=np.float32) for doc in docs]).astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        matrix[~np.isfinite(matrix).all(axis=1)] = 0.0
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.clip(norms, 1e-12, None)
 
