@@ -9,7 +9,10 @@ planted one, and the ones below).
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -141,3 +144,42 @@ def test_a_nan_vector_leaves_the_other_values_measured(tmp_path: Path) -> None:
         ranked = [mid for mid, _ in index.search(planted.QUESTION, limit=5).channels.vector or ()]
         assert ranked[0] == "answer"
         index.close()
+
+
+class Dying(planted.Planted):
+    """The planted vectors; with MEMGIT_TEST_DIE set, the process ends (as a killed hook does)
+    when asked to embed a text that says "dies_here"; 8-d."""
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if os.environ.get("MEMGIT_TEST_DIE") and any("dies_here" in t for t in texts):
+            os._exit(3)
+        return super().embed(texts)
+
+
+DYING = f"{__name__}:Dying"
+
+
+def test_vectors_stored_by_a_process_that_never_computed_their_values_get_them(tmp_path: Path) -> None:
+    index = planted.build(tmp_path)  # every value computed (`DONE`)
+    root = tmp_path / "repo"
+    index.close()
+    store = Store(root / ".memory")
+    for i in range(32):  # the first batch: stored, then the process ends before the values
+        store.write(Memory(id=f"more-{i:02d}", title=f"m{i}", body=f"def more_{i}(x):\n    return x",
+                           path=f"more-{i:02d}.md"))
+    late = "def dies_here(x):\n    " + "y = x\n    " * 40 + "return y"
+    store.write(Memory(id="late", title="late", body=late, path="late.md"))  # the longest: the second batch
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
+            "from memgit.index.index import Index; from memgit.store.folder import Store; "
+            "root = Path(sys.argv[2]); Index(root / 'git' / 'memgit' / 'index.db', Store(root / '.memory'), "
+            "sys.argv[3], warn=lambda m: None).sync(embed='auto')")
+    died = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent.parent), str(root), DYING],
+                          env={**os.environ, "MEMGIT_TEST_DIE": "1"}, capture_output=True, text=True, check=False)
+    assert died.returncode == 3, died.stderr
+    again = _index(root, DYING)
+    assert again.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 14 + 32
+    again.sync(embed="auto")  # a recall's: embeds "late", and looks at what the other stored
+    got = _values(again)
+    assert len(got) == 14 + 33 and all(v is not None for v in got.values())
+    assert again.db.meta(hubs.DONE) == "1"
+    again.close()
