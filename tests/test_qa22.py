@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from memgit.index import hubs
 from memgit.index.index import Index
@@ -159,7 +160,8 @@ class Dying(planted.Planted):
 DYING = f"{__name__}:Dying"
 
 
-def test_vectors_stored_by_a_process_that_never_computed_their_values_get_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize("then", ["the rest embedded", "passages marked done"])
+def test_vectors_another_process_stored_without_their_values_get_them(tmp_path: Path, then: str) -> None:
     index = planted.build(tmp_path)  # every value computed (`DONE`)
     root = tmp_path / "repo"
     index.close()
@@ -176,10 +178,16 @@ def test_vectors_stored_by_a_process_that_never_computed_their_values_get_them(t
     died = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent.parent), str(root), DYING],
                           env={**os.environ, "MEMGIT_TEST_DIE": "1"}, capture_output=True, text=True, check=False)
     assert died.returncode == 3, died.stderr
+    if then == "passages marked done":  # as the next sync of a memgit from before the values leaves it
+        (root / ".memory" / "late.md").unlink()
+        conn = sqlite3.connect(root / "git" / "memgit" / "index.db")
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('passages_titles_done', '1')")
+        conn.commit()
+        conn.close()
     again = _index(root, DYING)
     assert again.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 14 + 32
-    again.sync(embed="auto")  # a recall's: embeds "late", and looks at what the other stored
+    again.sync(embed="auto")  # a recall's: looks at what the other stored (and embeds "late")
     got = _values(again)
-    assert len(got) == 14 + 33 and all(v is not None for v in got.values())
+    assert len(got) == 14 + 32 + (then == "the rest embedded") and all(v is not None for v in got.values())
     assert again.db.meta(hubs.DONE) == "1"
     again.close()

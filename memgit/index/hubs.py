@@ -70,6 +70,15 @@ TABLE = (
     "CREATE TABLE IF NOT EXISTS hub_scores (doc INTEGER PRIMARY KEY, vec_sha TEXT NOT NULL, code INTEGER NOT NULL, "
     "value REAL)"
 )
+#: The memories whose vector was stored since their rows were last looked at, by whoever
+#: stored it: a trigger in the database, so that a memgit from before these values, or one
+#: killed between storing vectors and computing values, leaves them noted for the next sync
+#: (which otherwise looks only at what it embedded itself).
+TODO = (
+    "CREATE TABLE IF NOT EXISTS hub_todo (doc INTEGER PRIMARY KEY)",
+    ("CREATE TRIGGER IF NOT EXISTS memgit_hub_todo AFTER INSERT ON vectors "
+     "BEGIN INSERT OR IGNORE INTO hub_todo (doc) VALUES (NEW.doc); END"),
+)
 
 # A definition on the body's first line (after an opening code fence, decorators and blank
 # lines): Python, JavaScript/TypeScript, Go, Rust, Ruby, Kotlin/Swift, C-like methods.
@@ -95,6 +104,13 @@ def is_code(body: str) -> bool:
 def exists(conn: Any) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_scores'").fetchone() \
         is not None
+
+
+def noted(conn: Any) -> int:
+    """How many memories' vectors were stored since a sync last looked (`TODO`)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_todo'").fetchone():
+        return 0
+    return int(conn.execute("SELECT count(*) FROM hub_todo").fetchone()[0])
 
 
 def delete(conn: Any, doc: int) -> None:
@@ -186,8 +202,15 @@ def _restart(conn: Any, meta: Any, set_meta: Any) -> None:
 
 def _classify(conn: Any, docs: Iterable[int] | None) -> None:
     """A row for each embedded memory without a current one (of `docs`, when given): whether
-    it is code, its value still to compute."""
+    it is code, its value still to compute; `docs` with those whose vector another process
+    stored (`TODO`)."""
     conn.execute(TABLE)
+    for sql in TODO:
+        conn.execute(sql)
+    noted = [doc for (doc,) in conn.execute("SELECT doc FROM hub_todo")]
+    conn.execute("DELETE FROM hub_todo")
+    if docs is not None:
+        docs = [*docs, *noted]
     missing_sql = ("SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
                    "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
                    "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")

@@ -119,11 +119,6 @@ class Vectors:
         self._ahead: _Ahead | None = None  # a query being embedded on a thread (`prefetch`)
         self._cache: VectorCache | None = None
         self._fresh: list[int] = []  # docs embedded since the hubness values were last computed
-        # A vector dropped here since then, and whether vectors were stored or dropped by another
-        # process (`PASSAGES_DONE` cleared, not by this one: a memgit from before the values, or
-        # one killed before it computed them), whose memories a sync looks at too.
-        self._dropped = False
-        self._foreign = False
 
     @property
     def conn(self) -> sq.Connection:
@@ -235,14 +230,11 @@ class Vectors:
         titles.delete(self.conn, doc)
         hubs.delete(self.conn, doc)
         self.db.set_meta(PASSAGES_DONE, None)
-        self._dropped = True
 
     def embed_pending(self, mode: str, progress: Progress | None) -> tuple[int, int]:
         """Embed memories without a vector: "auto" (a few, else a warning) or "all".
 
         Returns how many were embedded and how many are still pending."""
-        if not self._fresh and not self._dropped and self.db.meta(PASSAGES_DONE) != "1":
-            self._foreign = True  # another process embedded or dropped: see `_note_hubs`
         if self._changed() and (mode == "all" or self.pending() <= AUTO_EMBED_MAX):
             if self.embedder() is None:
                 return 0, self.pending()
@@ -288,7 +280,9 @@ class Vectors:
                 passages.fill_bits(conn)
                 self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
-            if not hubs.done(self.db.meta):  # an index made before code memories had values, or a switch
+            # An index made before code memories had values, a switch of embedder, or vectors
+            # stored by a process that did not compute their values.
+            if not hubs.done(self.db.meta) or hubs.noted(self.conn):
                 try:
                     with self.db.transaction():
                         self._note_hubs(mode)
@@ -372,12 +366,11 @@ class Vectors:
         inside the caller's transaction): after every step that embedded, changed or deleted
         something, as the title share is counted. An "auto" step (a hook's, a recall's) computes
         at most `hubs.AUTO_MAX`, and once every memory has its row only for the memories this
-        process embedded, unless another process stored vectors since (more than `hubs.FEW_MAX`
+        process embedded and those another process stored (`hubs.TODO`; more than `hubs.FEW_MAX`
         waiting besides: the background job's work, where there is one); "all" looks at every
         memory."""
-        scan = mode == "all" or self._foreign or not hubs.done(self.db.meta)
+        scan = mode == "all" or not hubs.done(self.db.meta) or hubs.noted(self.conn) > hubs.FEW_MAX
         fresh, self._fresh = self._fresh, []
-        self._dropped = self._foreign = False
         if (scan and mode == "auto" and self._job_can_run()
                 and hubs.waiting(self.conn, self.db.meta, self.db.set_meta) > hubs.FEW_MAX):
             # An index made before code memories had values, or more waiting than a step
