@@ -129,7 +129,7 @@ def of_embedder(meta: Any) -> bool:
     reads the index's `meta`). A `vec_sha` stamps the text embedded, not the model: a memgit
     from before these values that switched the embedder re-embedded every memory under the
     same `vec_sha`s, and left the rows (and `DONE`) of the one before."""
-    return meta(EMBEDDER) is not None and meta(EMBEDDER) == meta("embedder_id")
+    return bool(meta(EMBEDDER) == meta("embedder_id"))  # both None: no embedder yet, no rows
 
 
 def done(meta: Any) -> bool:
