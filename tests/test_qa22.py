@@ -22,7 +22,7 @@ import pytest
 
 from memgit.index import hubs
 from memgit.index.index import Index
-from memgit.memory.format import Memory
+from memgit.memory.format import Memory, split_title
 from memgit.store.folder import Store
 
 from . import test_recall_code_search as planted
@@ -191,3 +191,24 @@ def test_vectors_another_process_stored_without_their_values_get_them(tmp_path: 
     assert len(got) == 14 + 32 + (then == "the rest embedded") and all(v is not None for v in got.values())
     assert again.db.meta(hubs.DONE) == "1"
     again.close()
+
+
+def test_code_remembered_as_it_is_is_a_code_memory(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".memory").mkdir(parents=True)
+    store = Store(root / ".memory")
+    texts = {f"helper-{i:02d}": f"def helper_{i}(x):\n    return wrap(x, {i})" for i in range(12)}
+    texts.update({"hub": "def generic_helper(x):\n    return x", "answer": planted.ANSWER})
+    for mid, text in texts.items():  # as `memgit remember` (CLI, MCP) keeps pasted code: first line, title
+        title, body = split_title(text, None)
+        store.write(Memory(id=mid, title=title, body=body, path=f"{mid}.md"))
+    assert split_title(planted.ANSWER, None)[0] == "def parse_ledger(path):"
+    assert not hubs.is_code(split_title(planted.ANSWER, None)[1])
+    index = _index(root, planted.EMBEDDER)
+    index.sync(embed="all")
+    got = _values(index)
+    assert len(got) == 14 and all(v is not None for v in got.values())
+    ranked = [mid for mid, _ in index.search(planted.QUESTION, limit=5).channels.vector or ()]
+    assert ranked[0] == "answer"
+    index.close()
+    assert hubs.is_code_memory("class names should be PascalCase", "They are.") is False

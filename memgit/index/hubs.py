@@ -11,7 +11,8 @@ memories (`refresh`), and the vector channel ranks by the cosine less `WEIGHT` t
 memory's value above the store's mean (`shifts`): a memory of average density keeps its
 cosine, one in a crowd gives up part of it, one that stands apart gains it.
 
-Only code memories (`is_code`: the body begins by defining a function or class) get a
+Only code memories (`is_code_memory`: the body, or the title and body of code remembered as
+it is, begins by defining a function or class) get a
 value: memories in words that lie in a crowd are usually the store's common topic, which a
 question is likely to ask after (on code memory of commit messages the same correction cost
 4.5 points of recall@5 for questions in words). A store with fewer than `K` + 1 code
@@ -99,6 +100,13 @@ def is_code(body: str) -> bool:
     head = _FENCE.sub("", body[:2000], count=1)
     head = _DECORATOR.sub("", head, count=1)
     return _DEFINITION.match(head) is not None
+
+
+def is_code_memory(title: str, body: str) -> bool:
+    """`is_code` of the body, or of the title and body together: remembered text's first line
+    becomes the title (`memgit.memory.format.split_title`), so code remembered as it is has its
+    definition there and the rest of the function in the body."""
+    return is_code(body) or is_code(f"{title}\n{body}")
 
 
 def exists(conn: Any) -> bool:
@@ -211,7 +219,7 @@ def _classify(conn: Any, docs: Iterable[int] | None) -> None:
     conn.execute("DELETE FROM hub_todo")
     if docs is not None:
         docs = [*docs, *noted]
-    missing_sql = ("SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
+    missing_sql = ("SELECT m.doc, m.vec_sha, m.title, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
                    "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
                    "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")
     if docs is None:
@@ -222,7 +230,8 @@ def _classify(conn: Any, docs: Iterable[int] | None) -> None:
             f"{missing_sql} AND m.doc IN ({','.join('?' * len(wanted[start:start + 900]))})",
             wanted[start : start + 900])]
     conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, code, value) VALUES (?, ?, ?, NULL)",
-                     [(doc, sha, int(is_code(body or ""))) for doc, sha, body in missing])
+                     [(doc, sha, int(is_code_memory(title or "", body or "")))
+                      for doc, sha, title, body in missing])
 
 
 def _few(conn: Any, todo: list[int]) -> dict[int, float | None]:
