@@ -176,7 +176,8 @@ def test_vectors_another_process_stored_without_their_values_get_them(tmp_path: 
             "root = Path(sys.argv[2]); Index(root / 'git' / 'memgit' / 'index.db', Store(root / '.memory'), "
             "sys.argv[3], warn=lambda m: None).sync(embed='auto')")
     died = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent.parent), str(root), DYING],
-                          env={**os.environ, "MEMGIT_TEST_DIE": "1"}, capture_output=True, text=True, check=False)
+                          env={**os.environ, "MEMGIT_TEST_DIE": "1"}, capture_output=True, text=True,
+                          check=False)
     assert died.returncode == 3, died.stderr
     if then == "passages marked done":  # as the next sync of a memgit from before the values leaves it
         (root / ".memory" / "late.md").unlink()

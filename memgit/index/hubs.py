@@ -215,11 +215,12 @@ def _classify(conn: Any, docs: Iterable[int] | None) -> None:
     conn.execute(TABLE)
     for sql in TODO:
         conn.execute(sql)
-    noted = [doc for (doc,) in conn.execute("SELECT doc FROM hub_todo")]
+    stored = [doc for (doc,) in conn.execute("SELECT doc FROM hub_todo")]
     conn.execute("DELETE FROM hub_todo")
     if docs is not None:
-        docs = [*docs, *noted]
-    missing_sql = ("SELECT m.doc, m.vec_sha, m.title, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
+        docs = [*docs, *stored]
+    missing_sql = ("SELECT m.doc, m.vec_sha, m.title, m.body FROM memories m "
+                   "JOIN vectors v ON v.doc = m.doc "
                    "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
                    "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")
     if docs is None:
@@ -239,7 +240,8 @@ def _few(conn: Any, todo: list[int]) -> dict[int, float | None]:
     (one with no direction's, NaN in SQL, counts as 0, as in `_matrix`)."""
     out: dict[int, float | None] = {}
     for doc in todo:
-        if not _measurable(conn.execute("SELECT embedding FROM vectors WHERE doc = ?", (doc,)).fetchone()[0]):
+        row = conn.execute("SELECT embedding FROM vectors WHERE doc = ?", (doc,)).fetchone()
+        if not _measurable(row[0] if row else b""):
             out[doc] = None
             continue
         rows = conn.execute(
