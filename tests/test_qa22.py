@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memgit.index import hubs
+from memgit.index import embedjob, hubs
 from memgit.index.index import Index
 from memgit.memory.format import Memory, split_title
 from memgit.store.folder import Store
@@ -213,3 +213,21 @@ def test_code_remembered_as_it_is_is_a_code_memory(tmp_path: Path) -> None:
     assert ranked[0] == "answer"
     index.close()
     assert hubs.is_code_memory("class names should be PascalCase", "They are.") is False
+
+
+def test_a_sync_computes_the_values_of_what_it_embedded_itself(tmp_path: Path) -> None:
+    index = planted.build(tmp_path)
+    index.close()
+    root = tmp_path / "repo"
+    store = Store(root / ".memory")
+    for i in range(hubs.FEW_MAX + 8):  # noted by the trigger, but this process's own: not another's
+        store.write(Memory(id=f"more-{i:02d}", title=f"m{i}", body=f"def more_{i}(x):\n    return x",
+                           path=f"more-{i:02d}.md"))
+    path = root / "git" / "memgit" / "index.db"
+    again = Index(path, store, planted.EMBEDDER, warn=lambda m: None, background=True)
+    with embedjob.hold(path) as mine:  # no background job could compute them meanwhile
+        assert mine
+        again.sync(embed="auto")
+        got = _values(again)
+        assert len(got) == 14 + hubs.FEW_MAX + 8 and all(v is not None for v in got.values())
+    again.close()

@@ -369,8 +369,10 @@ class Vectors:
         process embedded and those another process stored (`hubs.TODO`; more than `hubs.FEW_MAX`
         waiting besides: the background job's work, where there is one); "all" looks at every
         memory."""
-        scan = mode == "all" or not hubs.done(self.db.meta) or hubs.noted(self.conn) > hubs.FEW_MAX
         fresh, self._fresh = self._fresh, []
+        # Noted besides what this process embedded: stored by another (`hubs.TODO`).
+        others = hubs.noted(self.conn) - len(set(fresh))
+        scan = mode == "all" or not hubs.done(self.db.meta) or others > hubs.FEW_MAX
         if (scan and mode == "auto" and self._job_can_run()
                 and hubs.waiting(self.conn, self.db.meta, self.db.set_meta) > hubs.FEW_MAX):
             # An index made before code memories had values, or more waiting than a step
