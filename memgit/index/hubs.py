@@ -11,7 +11,8 @@ memories (`refresh`), and the vector channel ranks by the cosine less `WEIGHT` t
 memory's value above the store's mean (`shifts`): a memory of average density keeps its
 cosine, one in a crowd gives up part of it, one that stands apart gains it.
 
-Only code memories (`is_code`: the body begins by defining a function or class) get a
+Only code memories (`is_code_memory`: the body, or the title and body of code remembered as
+it is, begins by defining a function or class) get a
 value: memories in words that lie in a crowd are usually the store's common topic, which a
 question is likely to ask after (on code memory of commit messages the same correction cost
 4.5 points of recall@5 for questions in words). A store with fewer than `K` + 1 code
@@ -20,7 +21,9 @@ Python functions, questions in words) fused recall@5 0.712 -> 0.724, the vector 
 alone 0.696 -> 0.704; the other sets hold no code memories and are unchanged.
 
 Stored in a plain table created on first use, keyed by the index's `doc` and stamped with
-the memory's `vec_sha`: a re-embedded memory's value is stale and not used until the next
+the memory's `vec_sha`, the table as a whole with the embedder it was made under (`EMBEDDER`:
+a memgit from before these values that switched the embedder left them, and the same texts
+under the same `vec_sha`s): a re-embedded memory's value is stale and not used until the next
 `refresh`, which computes the missing ones against the code vectors (at most `SAMPLE_MAX`
 of them, evenly spaced by `doc`, beyond which `K` scales down with the sample; a hook's sync
 at most `AUTO_MAX` of them, the ones it embedded itself; more than `FEW_MAX` waiting otherwise
@@ -34,7 +37,9 @@ pending for them. Reads the vectors through SQL; numpy only when there is someth
 
 from __future__ import annotations
 
+import math
 import re
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,14 +60,25 @@ AUTO_MAX = 256
 #: (~1.4 us a vector); more, and the vectors are read once into numpy.
 FEW_MAX = 32
 #: `meta` keys: the mean of the stored values, the code memories counted when they were all
-#: computed, and "1" once every embedded memory has its row (cleared with `PASSAGES_DONE`).
+#: computed, "1" once every embedded memory has its row (cleared with `PASSAGES_DONE`), and
+#: the embedder (`meta`'s `embedder_id`) the rows were made under.
 MEAN = "hub_mean"
 COUNT = "hub_count"
 DONE = "hubs_done"
+EMBEDDER = "hub_embedder"
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS hub_scores (doc INTEGER PRIMARY KEY, vec_sha TEXT NOT NULL, code INTEGER NOT NULL, "
     "value REAL)"
+)
+#: The memories whose vector was stored since their rows were last looked at, by whoever
+#: stored it: a trigger in the database, so that a memgit from before these values, or one
+#: killed between storing vectors and computing values, leaves them noted for the next sync
+#: (which otherwise looks only at what it embedded itself).
+TODO = (
+    "CREATE TABLE IF NOT EXISTS hub_todo (doc INTEGER PRIMARY KEY)",
+    ("CREATE TRIGGER IF NOT EXISTS memgit_hub_todo AFTER INSERT ON vectors "
+     "BEGIN INSERT OR IGNORE INTO hub_todo (doc) VALUES (NEW.doc); END"),
 )
 
 # A definition on the body's first line (after an opening code fence, decorators and blank
@@ -86,9 +102,23 @@ def is_code(body: str) -> bool:
     return _DEFINITION.match(head) is not None
 
 
+def is_code_memory(title: str, body: str) -> bool:
+    """`is_code` of the body, or of the title and body together: remembered text's first line
+    becomes the title (`memgit.memory.format.split_title`), so code remembered as it is has its
+    definition there and the rest of the function in the body."""
+    return is_code(body) or is_code(f"{title}\n{body}")
+
+
 def exists(conn: Any) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_scores'").fetchone() \
         is not None
+
+
+def noted(conn: Any) -> int:
+    """How many memories' vectors were stored since a sync last looked (`TODO`)."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_todo'").fetchone():
+        return 0
+    return int(conn.execute("SELECT count(*) FROM hub_todo").fetchone()[0])
 
 
 def delete(conn: Any, doc: int) -> None:
@@ -102,6 +132,19 @@ def clear(conn: Any) -> None:
         conn.execute("DELETE FROM hub_scores")
 
 
+def of_embedder(meta: Any) -> bool:
+    """Whether the rows were made under the embedder the vectors are from now (`meta(key)`
+    reads the index's `meta`). A `vec_sha` stamps the text embedded, not the model: a memgit
+    from before these values that switched the embedder re-embedded every memory under the
+    same `vec_sha`s, and left the rows (and `DONE`) of the one before."""
+    return bool(meta(EMBEDDER) == meta("embedder_id"))  # both None: no embedder yet, no rows
+
+
+def done(meta: Any) -> bool:
+    """Whether every embedded memory has its current row (nothing for a sync to look at)."""
+    return meta(DONE) == "1" and of_embedder(meta)
+
+
 def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
             docs: Iterable[int] | None = None) -> int:
     """Compute the values that are missing or stale (inside the caller's write transaction);
@@ -112,6 +155,9 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
     `RECOMPUTE_SHARE`. `docs`, when given, are the only memories that may lack a row (those
     this process just embedded): the others are not looked at. Returns how many code memories
     still wait for a value."""
+    if not of_embedder(meta):  # made under another embedder: every row is made again
+        _restart(conn, meta, set_meta)
+        docs = None
     _classify(conn, docs)
     current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
     code = [doc for (doc,) in conn.execute(f"SELECT h.doc {current} ORDER BY h.doc")]
@@ -128,7 +174,12 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
         values = _values(conn, code, todo)
     else:  # a few: sqlite-vec's own scan of the code vectors, no numpy, no blobs read into Python
         values = _few(conn, todo)
-    conn.executemany("UPDATE hub_scores SET value = ? WHERE doc = ?", [(v, doc) for doc, v in values.items()])
+    conn.executemany("UPDATE hub_scores SET value = ? WHERE doc = ?",
+                     [(v, doc) for doc, v in values.items() if v is not None])
+    # A vector with no direction (zero, or not finite: what a plug-in may give for a text it
+    # cannot embed) has no cosine to a question and no neighbours: not a code memory here.
+    conn.executemany("UPDATE hub_scores SET code = 0 WHERE doc = ?",
+                     [(doc,) for doc, v in values.items() if v is None])
     if whole:
         set_meta(COUNT, str(len(code)))
     mean = conn.execute(f"SELECT avg(h.value) {current} AND h.value IS NOT NULL").fetchone()[0]
@@ -136,10 +187,12 @@ def refresh(conn: Any, meta: Any, set_meta: Any, *, limit: int | None = None,
     return len(unvalued) - len(todo) if not whole else 0
 
 
-def waiting(conn: Any) -> int:
+def waiting(conn: Any, meta: Any, set_meta: Any) -> int:
     """How many code memories wait for a value (none while there are too few to have one),
     every embedded memory looked at (inside the caller's write transaction): a few SQL
     statements and a look at the bodies of memories never looked at, no vector read."""
+    if not of_embedder(meta):
+        _restart(conn, meta, set_meta)
     _classify(conn, None)
     current = "FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha WHERE h.code = 1"
     if conn.execute(f"SELECT count(*) {current}").fetchone()[0] <= K:
@@ -147,11 +200,27 @@ def waiting(conn: Any) -> int:
     return int(conn.execute(f"SELECT count(*) {current} AND h.value IS NULL").fetchone()[0])
 
 
+def _restart(conn: Any, meta: Any, set_meta: Any) -> None:
+    """Every row and value goes, and the rows to come are of the embedder now in use."""
+    clear(conn)
+    for key in (MEAN, COUNT, DONE):
+        set_meta(key, None)
+    set_meta(EMBEDDER, meta("embedder_id"))
+
+
 def _classify(conn: Any, docs: Iterable[int] | None) -> None:
     """A row for each embedded memory without a current one (of `docs`, when given): whether
-    it is code, its value still to compute."""
+    it is code, its value still to compute; `docs` with those whose vector another process
+    stored (`TODO`)."""
     conn.execute(TABLE)
-    missing_sql = ("SELECT m.doc, m.vec_sha, m.body FROM memories m JOIN vectors v ON v.doc = m.doc "
+    for sql in TODO:
+        conn.execute(sql)
+    stored = [doc for (doc,) in conn.execute("SELECT doc FROM hub_todo")]
+    conn.execute("DELETE FROM hub_todo")
+    if docs is not None:
+        docs = [*docs, *stored]
+    missing_sql = ("SELECT m.doc, m.vec_sha, m.title, m.body FROM memories m "
+                   "JOIN vectors v ON v.doc = m.doc "
                    "LEFT JOIN hub_scores h ON h.doc = m.doc AND h.vec_sha = m.vec_sha "
                    "WHERE m.vec_sha IS NOT NULL AND h.doc IS NULL")
     if docs is None:
@@ -162,13 +231,19 @@ def _classify(conn: Any, docs: Iterable[int] | None) -> None:
             f"{missing_sql} AND m.doc IN ({','.join('?' * len(wanted[start:start + 900]))})",
             wanted[start : start + 900])]
     conn.executemany("INSERT OR REPLACE INTO hub_scores (doc, vec_sha, code, value) VALUES (?, ?, ?, NULL)",
-                     [(doc, sha, int(is_code(body or ""))) for doc, sha, body in missing])
+                     [(doc, sha, int(is_code_memory(title or "", body or "")))
+                      for doc, sha, title, body in missing])
 
 
-def _few(conn: Any, todo: list[int]) -> dict[int, float]:
-    """`_values` in SQL, for a few: each one's `K` best cosines among the other code memories."""
-    out: dict[int, float] = {}
+def _few(conn: Any, todo: list[int]) -> dict[int, float | None]:
+    """`_values` in SQL, for a few: each one's `K` best cosines among the other code memories
+    (one with no direction's, NaN in SQL, counts as 0, as in `_matrix`)."""
+    out: dict[int, float | None] = {}
     for doc in todo:
+        row = conn.execute("SELECT embedding FROM vectors WHERE doc = ?", (doc,)).fetchone()
+        if not _measurable(row[0] if row else b""):
+            out[doc] = None
+            continue
         rows = conn.execute(
             "SELECT 1.0 - coalesce(vec_distance_cosine(v.embedding, (SELECT embedding FROM vectors "
             "WHERE doc = ?1)), 1.0) AS s FROM hub_scores h JOIN memories m ON m.doc = h.doc "
@@ -178,8 +253,15 @@ def _few(conn: Any, todo: list[int]) -> dict[int, float]:
     return out
 
 
-def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
-    """Each of `todo`'s mean cosine to its `K` nearest among `code` (or a sample of it)."""
+def _measurable(blob: bytes) -> bool:
+    """Whether a stored float32 vector has a direction: finite, not all zero."""
+    floats = array("f", blob)
+    return all(math.isfinite(x) for x in floats) and any(floats)
+
+
+def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float | None]:
+    """Each of `todo`'s mean cosine to its `K` nearest among `code` (or a sample of it); None
+    for a vector with no direction (`_measurable`)."""
     import numpy as np  # only a sync that has values to compute loads it, never a recall
 
     step = max(1, -(-len(code) // SAMPLE_MAX))
@@ -187,7 +269,7 @@ def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
     k = max(1, round(K * len(reference) / len(code)))
     ref_vectors = _matrix(conn, reference)
     ref_index = {doc: i for i, doc in enumerate(reference)}
-    out: dict[int, float] = {}
+    out: dict[int, float | None] = {}
     for start in range(0, len(todo), 512):
         chunk = todo[start : start + 512]
         mine = _matrix(conn, chunk)
@@ -196,12 +278,15 @@ def _values(conn: Any, code: list[int], todo: list[int]) -> dict[int, float]:
             if doc in ref_index:
                 sims[row, ref_index[doc]] = -np.inf  # not its own neighbour
         top = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:]
-        out.update(zip(chunk, (float(v) for v in top.mean(axis=1))))
+        directed = mine.any(axis=1)
+        means = top.mean(axis=1)
+        out.update((doc, float(means[row]) if directed[row] else None) for row, doc in enumerate(chunk))
     return out
 
 
 def _matrix(conn: Any, docs: list[int]) -> Any:
-    """The unit vectors of `docs`, one row each, in that order."""
+    """The unit vectors of `docs`, one row each, in that order; zeros for a vector with no
+    direction (zero, or not finite)."""
     import numpy as np  # see `_values`
 
     blobs: dict[int, bytes] = {}
@@ -210,6 +295,8 @@ def _matrix(conn: Any, docs: list[int]) -> Any:
         blobs.update(conn.execute(
             f"SELECT doc, embedding FROM vectors WHERE doc IN ({','.join('?' * len(part))})", part).fetchall())
     matrix = np.stack([np.frombuffer(blobs[doc], dtype=np.float32) for doc in docs]).astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        matrix[~np.isfinite(matrix).all(axis=1)] = 0.0
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.clip(norms, 1e-12, None)
 
@@ -220,10 +307,11 @@ def shifts(conn: Any, docs: Iterable[int]) -> dict[int, float]:
     docs = list(docs)
     if not docs or not exists(conn):
         return {}
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (MEAN,)).fetchone()
-    if row is None:
-        return {}
-    mean = float(row[0])
+    found = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, 'embedder_id')",
+                              (MEAN, EMBEDDER)))
+    if found.get(MEAN) is None or not of_embedder(found.get):
+        return {}  # none yet, or made under another embedder
+    mean = float(found[MEAN])
     marks = ",".join("?" * len(docs))
     return {doc: WEIGHT * (value - mean) for doc, value in conn.execute(
         f"SELECT h.doc, h.value FROM hub_scores h JOIN memories m ON m.doc = h.doc AND m.vec_sha = h.vec_sha "

@@ -208,7 +208,7 @@ class Vectors:
                     passages.clear(conn)
                     titles.clear(conn)
                     hubs.clear(conn)
-                    for key in (hubs.MEAN, hubs.COUNT, hubs.DONE):
+                    for key in (hubs.MEAN, hubs.COUNT, hubs.DONE, hubs.EMBEDDER):
                         db.set_meta(key, None)
                     conn.execute("UPDATE memories SET vec_sha = NULL")
                 db.set_meta("embedder_id", current[0])
@@ -280,7 +280,9 @@ class Vectors:
                 passages.fill_bits(conn)
                 self.db.set_meta(passages.BITS_DONE, "1")
         if self.db.meta(PASSAGES_DONE) == "1":
-            if self.db.meta(hubs.DONE) != "1":  # an index made before code memories had values
+            # An index made before code memories had values, a switch of embedder, or vectors
+            # stored by a process that did not compute their values.
+            if not hubs.done(self.db.meta) or hubs.noted(self.conn):
                 try:
                     with self.db.transaction():
                         self._note_hubs(mode)
@@ -364,11 +366,15 @@ class Vectors:
         inside the caller's transaction): after every step that embedded, changed or deleted
         something, as the title share is counted. An "auto" step (a hook's, a recall's) computes
         at most `hubs.AUTO_MAX`, and once every memory has its row only for the memories this
-        process embedded (more than `hubs.FEW_MAX` waiting besides: the background job's work,
-        where there is one); "all" looks at every memory."""
-        scan = mode == "all" or self.db.meta(hubs.DONE) != "1"
+        process embedded and those another process stored (`hubs.TODO`; more than `hubs.FEW_MAX`
+        waiting besides: the background job's work, where there is one); "all" looks at every
+        memory."""
         fresh, self._fresh = self._fresh, []
-        if scan and mode == "auto" and self._job_can_run() and hubs.waiting(self.conn) > hubs.FEW_MAX:
+        # Noted besides what this process embedded: stored by another (`hubs.TODO`).
+        others = hubs.noted(self.conn) - len(set(fresh))
+        scan = mode == "all" or not hubs.done(self.db.meta) or others > hubs.FEW_MAX
+        if (scan and mode == "auto" and self._job_can_run()
+                and hubs.waiting(self.conn, self.db.meta, self.db.set_meta) > hubs.FEW_MAX):
             # An index made before code memories had values, or more waiting than a step
             # computes: each value reads every code vector, too much for a hook's or a recall's
             # sync. The background job computes them all, at low priority.
