@@ -8,7 +8,6 @@ planted one, and the ones below).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import subprocess
@@ -26,24 +25,14 @@ from memgit.memory.format import Memory, split_title
 from memgit.store.folder import Store
 
 from . import test_recall_code_search as planted
+from .hash_embedder import HashEmbedder
 
 
-class Spread:
+class Spread(HashEmbedder):
     """Each text a unit vector seeded by its hash (no crowd anywhere); 8-d."""
 
     id = "spread-8"
     dim = 8
-
-    def _one(self, text: str) -> Any:
-        seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "big")
-        vector = np.random.default_rng(seed).normal(size=self.dim)
-        return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        return np.stack([self._one(t) for t in texts])
-
-    def embed_query(self, text: str) -> Any:
-        return self._one(text)
 
 
 SPREAD = f"{__name__}:Spread"

@@ -93,6 +93,21 @@ def build(tmp_path: Path, **kwargs: int) -> Index:
     return index
 
 
+def made_before(index: Index) -> Path:
+    """`index` closed and made as a memgit without hubness values left it; its path."""
+    path = index.db.path
+    assert path is not None
+    index.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER IF EXISTS memgit_hub_todo")
+    conn.execute("DROP TABLE IF EXISTS hub_todo")
+    conn.execute("DROP TABLE hub_scores")
+    conn.execute("DELETE FROM meta WHERE key LIKE 'hub%'")
+    conn.commit()
+    conn.close()
+    return path
+
+
 def values(index: Index) -> dict[str, float | None]:
     return dict(index.conn.execute(
         "SELECT m.id, h.value FROM hub_scores h JOIN memories m ON m.doc = h.doc").fetchall())
@@ -135,14 +150,7 @@ def test_recall_answers_with_it_and_too_few_code_memories_change_nothing(
 
 
 def test_an_index_made_before_gets_its_values_on_the_next_recall(tmp_path: Path) -> None:
-    index = build(tmp_path)
-    path = index.db.path
-    index.close()
-    conn = sqlite3.connect(path)  # as an index built by a memgit without them
-    conn.execute("DROP TABLE hub_scores")
-    conn.execute("DELETE FROM meta WHERE key LIKE 'hub%'")
-    conn.commit()
-    conn.close()
+    path = made_before(build(tmp_path))
     store = Store(tmp_path / "repo" / ".memory")
     again = Index(path, store, EMBEDDER, warn=lambda m: None)
     embedded = again.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
@@ -199,15 +207,7 @@ def test_a_few_values_computed_in_sql_match_all_computed_at_once(tmp_path: Path)
 
 
 def test_a_hooks_sync_leaves_an_older_index_s_values_to_the_background_job(tmp_path: Path) -> None:
-    index = build(tmp_path, helpers=hubs.FEW_MAX + 10)  # more than a sync computes itself
-    path = index.db.path
-    assert path is not None
-    index.close()
-    conn = sqlite3.connect(path)  # as an index built by a memgit without them
-    conn.execute("DROP TABLE hub_scores")
-    conn.execute("DELETE FROM meta WHERE key LIKE 'hub%'")
-    conn.commit()
-    conn.close()
+    path = made_before(build(tmp_path, helpers=hubs.FEW_MAX + 10))  # more than a sync computes itself
     store = Store(tmp_path / "repo" / ".memory")
     again = Index(path, store, EMBEDDER, warn=lambda m: None, background=True)  # as `memgit.open` does
     with embedjob.hold(path) as mine:  # a job already running: none is started, none computes
