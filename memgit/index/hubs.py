@@ -305,11 +305,12 @@ def shifts(conn: Any, docs: Iterable[int]) -> dict[int, float]:
     """For those of `docs` that are code memories with a current value: how much to add to
     their cosine distance, `WEIGHT` times their value less the store's mean."""
     docs = list(docs)
-    if not docs or not exists(conn):
+    if not docs:
         return {}
+    # The meta first: a store without code memories (most) pays this one statement a search.
     found = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, 'embedder_id')",
                               (MEAN, EMBEDDER)))
-    if found.get(MEAN) is None or not of_embedder(found.get):
+    if found.get(MEAN) is None or not of_embedder(found.get) or not exists(conn):
         return {}  # none yet, or made under another embedder
     mean = float(found[MEAN])
     marks = ",".join("?" * len(docs))

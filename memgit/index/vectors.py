@@ -28,6 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from memgit.errors import MemgitError
@@ -373,12 +374,12 @@ class Vectors:
         # Noted besides what this process embedded: stored by another (`hubs.TODO`).
         others = hubs.noted(self.conn) - len(set(fresh))
         scan = mode == "all" or not hubs.done(self.db.meta) or others > hubs.FEW_MAX
-        if (scan and mode == "auto" and self._job_can_run()
+        if (scan and mode == "auto" and (path := self._job_index()) is not None
                 and hubs.waiting(self.conn, self.db.meta, self.db.set_meta) > hubs.FEW_MAX):
             # An index made before code memories had values, or more waiting than a step
             # computes: each value reads every code vector, too much for a hook's or a recall's
             # sync. The background job computes them all, at low priority.
-            embedjob.start(self.db.path, self.name)  # type: ignore[arg-type]
+            embedjob.start(path, self.name)
             return
         waiting = hubs.refresh(self.conn, self.db.meta, self.db.set_meta,
                                limit=None if mode == "all" else hubs.AUTO_MAX, docs=None if scan else fresh)
@@ -425,19 +426,20 @@ class Vectors:
             known.update(made)
         return [known[sha] for sha in shas]
 
-    def _job_can_run(self) -> bool:
-        return self.background and self.db.path is not None and not self.db.in_memory
+    def _job_index(self) -> Path | None:
+        """The index file the background job would embed for, when this index may start one."""
+        return self.db.path if self.background and not self.db.in_memory else None
 
     def _defer(self, pending: int) -> None:
         """Too many to embed during a call: start the background job, or ask for a reindex."""
-        if self.background and self.db.path is not None and not self.db.in_memory:
-            state = embedjob.start(self.db.path, self.name)
+        if (path := self._job_index()) is not None:
+            state = embedjob.start(path, self.name)
             if state == "started":
                 self.db.warn_once("background", f"embedding {pending} memories in the background; "
                                                 "recall uses keywords and anchors for them meanwhile")
             if state != "failed":
                 return
-            where = f" (why: {embedjob.log_path(self.db.path)})"
+            where = f" (why: {embedjob.log_path(path)})"
         else:
             where = ""
         self.db.warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
