@@ -27,6 +27,7 @@ from memgit.index import vectors as vectors_mod
 from memgit.memory.format import Memory
 from memgit.recall import coverage
 
+from . import test_recall_resident as resident_tests
 from .hash_embedder import HashEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,19 +68,10 @@ def answers(mem: Any, query: str) -> list[tuple[Any, ...]]:
 def same_both_ways(mem: Any) -> list[list[tuple[Any, ...]]]:
     """Each query's answers with what the process keeps, then with it off; they must agree,
     and coverage must have run on the kept tokens."""
-    kept = mem.index.resident
-    out = []
-    for query in QUERIES:
-        fast = answers(mem, query)
-        mem.index.resident = None
-        try:
-            slow = answers(mem, query)
-        finally:
-            mem.index.resident = kept
-        assert fast == slow, query
+    out = resident_tests.same_both_ways(mem, QUERIES, answers)
+    for query, fast in zip(QUERIES, out):
         assert any(dict(channels).get("coverage") for *_, channels in fast), query
-        out.append(fast)
-    assert kept.row_tokens, "coverage read no candidate into what the process keeps"
+    assert mem.index.resident.row_tokens, "coverage read no candidate into what the process keeps"
     kept_tokens_are_the_rows(mem)
     return out
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,15 +66,15 @@ def answers(mem: Any, query: str) -> tuple[list[tuple[Any, ...]], Any]:
              found.channels.keyword))
 
 
-def same_both_ways(mem: Any, queries: Sequence[str]) -> list[Any]:
-    """Each query's answers with what the process keeps, then with it off; they must agree."""
+def same_both_ways(mem: Any, queries: Sequence[str], answer: Callable[[Any, str], Any] = answers) -> list[Any]:
+    """Each query's `answer` with what the process keeps, then with it off; they must agree."""
     kept = mem.index.resident
     out = []
     for query in queries:
-        fast = answers(mem, query)
+        fast = answer(mem, query)
         mem.index.resident = None
         try:
-            slow = answers(mem, query)
+            slow = answer(mem, query)
         finally:
             mem.index.resident = kept
         assert fast == slow, query
