@@ -186,8 +186,12 @@ def test_deep_follows_every_link_kind(linked: Path) -> None:
         "partner": "link:cochange",
     }
     for memory_id, link in expected.items():
-        assert memory_id not in ids(shallow), memory_id
+        if link != "link:session":  # every recall follows the session link; the others are deep's
+            assert memory_id not in ids(shallow), memory_id
         assert link in by_id[memory_id].channels, (memory_id, by_id[memory_id].channels)
+    # The session link, followed by every recall: the same task's memory, which matches no word.
+    assert "link:session" in {h.id: h for h in shallow}["same-task"].channels
+    assert shallow.how is not None and shallow.how.deep is False
     # "older" matches the query's words; what supersedes it comes with it.
     assert "link:supersedes" in by_id["newer"].channels
     assert ids(deep)[0] == "seed"  # a link never outranks the memory it came from
@@ -222,7 +226,8 @@ def test_deep_from_the_cli_and_mcp(linked: Path) -> None:
             linked, "recall", "how are invoice totals rounded?", "--json", "-k", "10", "--min-score", "0"
         ).stdout
     )
-    assert not any(name.startswith("link:") for h in plain for name in h["channels"])
+    # Without --deep only the session link is followed.
+    assert {name for h in plain for name in h["channels"] if name.startswith("link:")} == {"link:session"}
 
     pytest.importorskip("mcp")
     import anyio

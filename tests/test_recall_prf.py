@@ -13,6 +13,7 @@ from pathlib import Path
 
 import memgit
 from memgit.index import fts
+from memgit.index import sqlite as sq
 
 LEDGER = "src/billing/ledger.py"
 
@@ -128,5 +129,5 @@ def test_an_index_of_the_previous_schema_gets_identifier_words_in_place(repo: Pa
     assert [h.id for h in again.recall("foo bar", k=1, min_score=0)] == ["camel"]
     # In place: a rebuild (every table dropped; vectors embedded again) would have lost this row.
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == sq.SCHEMA_VERSION
         assert conn.execute("SELECT value FROM meta WHERE key = 'left-by-test'").fetchone() == ("kept",)

@@ -79,8 +79,9 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
       fits in this many tokens; None means no budget.
     - `path_prefix` is put before each memory's path in the folder (e.g. ".memory/").
     - `sync`: bring the index in step with the files first (cheap; see `Index.sync`).
-    - `deep`: a wider pool, then the memories linked to the best hits (`memgit.recall.deep`;
-      `links` chooses the link kinds, `cochange` gives the files that change together).
+    - `deep`: also the memories linked to the best hits by any of `links` (`memgit.recall.deep`;
+      `cochange` gives the files that change together). Every recall follows the session
+      link (`deep.ALWAYS`).
     - `by_sentence`: a question of two or more sentences is also searched by meaning sentence
       by sentence (`memgit.recall.sentences`; one more query embedding each). The prompt hook,
       which runs on every prompt an agent is given, turns it off.
@@ -133,10 +134,12 @@ def recall(index: Index, query: str, *, k: int = 5, task_id: str | None = None,
         ranked = prf.lift(index, ranked, where=where, args=args, floor=floor)
     if when is not None:
         ranked = _by_time(index, ranked, when, include_archived, task_id, kinds)
-    if deep:
+    followed = links if deep else deep_mod.ALWAYS
+    if followed:
         where, args = deep_mod.where_of(include_archived, task_id, kinds)
-        partners = cochange() if cochange is not None and "cochange" in links else None
-        ranked = deep_mod.expand(index, ranked, where=where, args=args, links=links, cochange=partners)
+        partners = cochange() if deep and cochange is not None and "cochange" in links else None
+        ranked = deep_mod.expand(index, ranked, where=where, args=args, links=followed, cochange=partners,
+                                 k=k)
     how = How(shape.kind, {"keyword": weights.keyword, "vector": weights.vector, "anchor": weights.anchor,
                            "title": weights.title}, found.vectors, deep, when.kind if when else None)
 
