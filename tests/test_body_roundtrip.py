@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,6 +59,19 @@ def test_remember_with_the_title_on_the_first_line(repo: Path, mem: memgit.Memgi
     hits = mem.recall("nested sibling")
     assert [h.id for h in hits] == [result.memory.id]
     assert mem.index.memory(result.memory.id).body == NESTED
+
+
+def test_the_mcp_remember_tool_keeps_the_first_lines_indentation(repo: Path, mem: memgit.Memgit) -> None:
+    from .test_mcpserver import data, session  # the SDK's own client over real stdio
+
+    async def steps(client: Any) -> Any:
+        made = data(await client.call_tool("remember", {"text": CODE, "title": "parse returns a Config"}))
+        shown = data(await client.call_tool("show", {"ref": made["id"]}))
+        return made["id"], shown["body"]
+
+    memory_id, shown = session(repo, steps)
+    assert shown == CODE
+    assert file_of(repo, memory_id).read_text(encoding="utf-8").endswith("---\n\n" + CODE + "\n")
 
 
 def test_an_edit_and_an_update_keep_the_body(repo: Path, mem: memgit.Memgit) -> None:
@@ -130,7 +144,7 @@ LINES = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(lines=LINES, crlf=st.booleans(), lead=st.sampled_from(["", "\n", "  \n", "\n\t\n"]))
 def test_a_body_round_trips(lines: list[str], crlf: bool, lead: str) -> None:
     body = lead + "\n".join(lines)
