@@ -37,10 +37,12 @@ def file_of(repo: Path, memory_id: str) -> Path:
     return path
 
 
-def test_remember_on_the_command_line_keeps_the_first_lines_indentation(repo: Path, mem: memgit.Memgit) -> None:
+def test_remember_on_the_command_line_keeps_the_first_lines_indentation(repo: Path,
+                                                                        mem: memgit.Memgit) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "memgit", "remember", "--title", "parse returns a Config"],
-        input="\n\n" + CODE + "\n\n", cwd=repo, capture_output=True, text=True, check=False, env=dict(os.environ),
+        input="\n\n" + CODE + "\n\n", cwd=repo, capture_output=True, text=True, check=False,
+        env=dict(os.environ),
     )
     assert done.returncode == 0, done.stderr
     memory_id = done.stdout.strip()
@@ -83,8 +85,8 @@ def test_an_edit_and_an_update_keep_the_body(repo: Path, mem: memgit.Memgit) -> 
     changed = path.read_text(encoding="utf-8").replace("Callers unpack it.", "Callers unpack both.")
     edited = mem.edit_text(made.id, changed)
     assert edited is not None and edited.body == CODE.replace("unpack it", "unpack both")
-    assert path.read_text(encoding="utf-8").endswith("\n\n    def parse(path):\n        return Config(path)\n\n"
-                                                      "Callers unpack both.\n")
+    assert path.read_text(encoding="utf-8").endswith(
+        "\n\n    def parse(path):\n        return Config(path)\n\nCallers unpack both.\n")
 
 
 def test_a_file_written_by_an_older_memgit_reads_and_writes_as_before() -> None:
@@ -159,5 +161,6 @@ def test_a_body_round_trips(lines: list[str], crlf: bool, lead: str) -> None:
     again, _ = lenient.check(fmt.dump(read), "a-title-abc123.md")
     assert again == read
     if crlf:
-        crlf_read, _ = lenient.check(written.replace("\n", "\r\n").replace("\r\r\n", "\r\n"), "a-title-abc123.md")
+        as_crlf = written.replace("\n", "\r\n").replace("\r\r\n", "\r\n")
+        crlf_read, _ = lenient.check(as_crlf, "a-title-abc123.md")
         assert crlf_read is not None and crlf_read.body == read.body

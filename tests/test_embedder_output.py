@@ -103,7 +103,8 @@ ODD = [
     ("Overflowing note", "The hugeword embedder case."),
     ("Short note", "The shortword embedder case."),
 ]
-QUERIES = ["upload retries", "how do I publish a release", "WAL journal readers", "pytest cores", "config loader"]
+QUERIES = ["upload retries", "how do I publish a release", "WAL journal readers", "pytest cores",
+           "config loader"]
 
 
 @pytest.fixture
@@ -150,7 +151,8 @@ def test_unit_scales_and_refuses() -> None:
     huge = unit(np.array([3e30, 4e30], dtype=np.float32))  # 3e30 is not exact in float32
     assert huge is not None and np.allclose(np.frombuffer(huge, dtype=np.float32), [0.6, 0.8])
     assert unit(same) == same  # a stored vector read back (the warm embedder's bytes) stays as it is
-    for bad in (np.zeros(4), [float("nan"), 1.0], [float("inf"), 1.0], [1.5e308, 1.5e308], [], "text", np.ones((2, 2))):
+    for bad in (np.zeros(4), [float("nan"), 1.0], [float("inf"), 1.0], [1.5e308, 1.5e308], [], "text",
+                np.ones((2, 2))):
         assert unit(bad) is None, bad
     assert unit([1.0, 2.0], dim=3) is None
 
