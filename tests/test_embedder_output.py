@@ -208,6 +208,9 @@ def test_vectors_with_no_direction_are_refused_and_the_memories_stay_found(
         found = mem.recall(f"{word} embedder")
         assert found[0].title == title
         assert all(finite(h.score) and finite(dict(h.channels)) for h in found)
+    blank = mem.recall("blank note case")[0]  # its text has no vector, its title has one: a vector
+    assert blank.title == "Blank note" and "vector" not in blank.channels  # it lacks is not a poor one
+    assert blank.relevance > 0.8
     refused = mem.recall("blankword")  # the query's own vector is refused: keywords answer
     assert refused[0].title == "Blank note"
     assert refused.how is not None and refused.how.vectors.state == "failed"
@@ -219,3 +222,21 @@ def test_vectors_with_no_direction_are_refused_and_the_memories_stay_found(
     again = memgit.open(tmp_path / "repo", warn=lambda message: None)
     again.recall("config loader")
     assert embedded == ["config loader"]  # the refused memories are not embedded again
+
+
+def test_a_refused_passage_keeps_its_place_and_matches_nothing(tmp_path: Path, plugin: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [f"Step {i}: the script uploads artefact {i}." for i in range(24)]
+    lines[20] = "Step 20: nanword mirror."
+    mem = store_with(tmp_path / "repo", "wordsplug:Odd", [("Release runbook", "\n".join(lines)), *NOTES[:3]],
+                     monkeypatch)
+    mem.reindex()
+    hits = mem.recall("artefact mirror script")  # its own vector is refused too (nanword): keywords find it
+    runbook = next(h for h in hits if h.title == "Release runbook")
+    assert runbook.channels["keyword"] == 1.0 and runbook.relevance >= 0.25  # its other passages have vectors
+    assert all(finite(h.score) and finite(dict(h.channels)) for h in hits)
+    db = sqlite3.connect(mem.index_path())
+    rows = db.execute("SELECT n, embedding FROM passage_vectors ORDER BY n").fetchall()
+    db.close()
+    assert len(rows) > 1 and [n for n, _ in rows] == list(range(1, len(rows) + 1))  # numbering kept
+    assert sum(not any(blob) for _, blob in rows) == 1  # the refused one: no direction

@@ -400,7 +400,8 @@ class Vectors:
         """Why the vector channel did not run (or ran for only some candidates)."""
         if ran:
             if vectorless:
-                return VectorUse("partial", f"{vectorless} candidate(s) have no vector yet (embedding pending)")
+                return VectorUse("partial", f"{vectorless} candidate(s) have no vector (embedding pending, "
+                                            "or the embedder gave none usable)")
             return VectorUse()
         reason = self.reason()
         if reason is None and self.query_refused:
