@@ -190,7 +190,7 @@ class Memgit:
         """Write a new memory and commit it; the same text twice is not duplicated. See `memgit.memory.trust`
         for what `supersedes` may hide, judged by `trust` (default: `source`)."""
         self.workspace.require_store()
-        text = text.removeprefix("\ufeff").replace("\r\n", "\n").strip()
+        text = memfmt.clean_body(text.removeprefix("\ufeff").replace("\r\n", "\n"))
         if not text and not title:
             raise MemgitError("nothing to remember: give the text as an argument, with --file, or on stdin")
         reason = memfmt.bad_text(f"{title or ''}{text}")

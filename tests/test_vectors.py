@@ -182,16 +182,20 @@ def test_edit_delete_and_embedder_change_keep_both_tables_in_step(folder: Path,
     assert hits[0][0] == "m-0-1" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
-def test_a_zero_vector_is_orthogonal_to_everything(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_zero_vector_is_refused(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zero vector has no cosine: it is not stored (`memgit.index.unit`; more in
+    tests/test_embedder_output.py), and a zero query vector runs no vector search."""
     fill(folder, clusters=2, per=3)
     Store(folder).write(Memory(id="m-zero", title="zero vector here", body="", path="z.md"))
     index = make(folder, f"{__name__}:ZeroEmbedder")
     index.sync(embed="all")
+    assert index.status()["pending_vectors"] == 0  # refused, not pending
     for threshold in (10**9, 0):
         monkeypatch.setattr(channels, "VECTOR_EXACT_MAX", threshold)
         hits = dict(vector_hits(index, "c1 query"))
-        assert hits["m-zero"] == 0.0 and max(hits.values()) > 0.5
-        assert all(s == 0.0 for s in dict(vector_hits(index, "zero query")).values())
+        assert "m-zero" not in hits and max(hits.values()) > 0.5
+        found = index.search("zero query")
+        assert found.channels.vector is None and found.vectors.state == "failed"
 
 
 def test_version_2_index_is_upgraded_in_place_without_re_embedding(folder: Path,

@@ -106,7 +106,7 @@ def merge_texts(base: str, ours: str, theirs: str, path: str, marker_size: int =
         labels,
         marker_size=marker_size,
     )
-    merged = replace(merged, body=body.strip())
+    merged = replace(merged, body=fmt.clean_body(body))
     if merged == mine:
         return Merged(ours, conflict, notes)
     if merged == other and not conflict:

@@ -407,15 +407,17 @@ def _filtered(conn: Any, found: dict[int, float], where: str, args: list[Any]) -
 
 
 def vectorless(conn: Any, ids: Iterable[str]) -> frozenset[str]:
-    """Those of `ids` that have no vector yet (pending embedding): the vector channel
-    cannot judge them, so the fusion leaves it out for them (`ranking.Channels`)."""
+    """Those of `ids` that have no vector: not yet (pending embedding), or none (the embedder
+    gave none usable, `memgit.index.unit`). The vector channel cannot judge them, so the fusion
+    leaves it out for them (`ranking.Channels`): they are judged on keywords and anchors."""
     ids = list(dict.fromkeys(ids))
     found: set[str] = set()
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         found.update(r[0] for r in conn.execute(
-            f"SELECT id FROM memories WHERE id IN ({marks}) AND vec_sha IS NULL", chunk))
+            f"SELECT m.id FROM memories m WHERE m.id IN ({marks}) AND (m.vec_sha IS NULL "
+            "OR NOT EXISTS (SELECT 1 FROM vectors v WHERE v.doc = m.doc))", chunk))
     return frozenset(found)
 
 

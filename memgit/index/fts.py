@@ -145,6 +145,10 @@ def idf_smooth(n_rows: int, n_hit: int) -> float:
     return math.log(1 + (n_rows - n_hit + 0.5) / (n_hit + 0.5))
 
 
+#: The coverage weighs a query's terms as if the store had at least this many memories, the
+#: others without the term (see `keyword_scale`).
+PRIOR_ROWS = 20
+
 #: In the coverage, a CJK bigram no memory holds counts half: many query bigrams straddle
 #: two words (说法|分数 gives 法分) and are missing from every store.
 CJK_MISS_WEIGHT = 0.5
@@ -198,6 +202,14 @@ def keyword_scale(n_rows: int, terms: Sequence[str], hits: Sequence[int],
     the rows, which in a store of two memories is every term: it stays in the ceiling (the
     ratio needs it) but the coverage uses ln(1 + (N-n+.5)/(n+.5)).
 
+    In a store of a few memories even that says a word every memory holds is worth next to
+    nothing beside a word none holds: three memories that all say "deploy" are about
+    deploying, yet a session on branch `deploy-fixes` got a coverage of 0.06 and no briefing.
+    Three rows are too few to tell a common word from the store's topic, so below
+    `PRIOR_ROWS` memories the coverage weighs each term as if the store had `PRIOR_ROWS`, the
+    others without it ("deploy" in 3 of 20 against "fixes" in none: 0.32). A store of
+    `PRIOR_ROWS` memories or more is weighed as before.
+
     Measured through `recall()` with embedder "none" (keywords and anchors), recall@5 with
     the default floor of 0.25 (and with the floor off): codemem-pytest 0.661 (0.701; the
     FTS5 baseline is 0.634), devmembench 0.843 (0.912), tests/data/cjk 0.683 (0.950); none
@@ -206,9 +218,10 @@ def keyword_scale(n_rows: int, terms: Sequence[str], hits: Sequence[int],
     searched = range(len(terms)) if kept is None else kept
     ceiling = sum(idf(n_rows, hits[i]) for i in searched if hits[i] > 0)
     content = [i for i, t in enumerate(terms) if t not in STOPWORDS] or list(range(len(terms)))
+    rows = max(n_rows, PRIOR_ROWS)
 
     def weight(i: int) -> float:
-        value = idf_smooth(n_rows, hits[i])
+        value = idf_smooth(rows, hits[i])
         if hits[i] == 0 and not terms[i].isascii() and _cjk("[{cjk}]").match(terms[i]):
             value *= CJK_MISS_WEIGHT
         return value

@@ -73,7 +73,8 @@ class Channels:
     None means the channel is unavailable (vectors off): it is left out of the scores.
     An empty sequence means it ran and found nothing: it still counts.
     `vectorless` are candidates that have no vector (not embedded yet): the vector and title
-    channels are unavailable for them alone; `titleless`, candidates with a vector but no
+    channels are unavailable for them alone (the vector channel alone when the embedder gave
+    none usable for the memory's text but one for its title); `titleless`, candidates with a vector but no
     title vector yet (`memgit.index.titles`): the title channel is unavailable for them.
     """
 
@@ -151,6 +152,8 @@ def fuse(ch: Channels, w: Weights = Weights(), boosts: Mapping[str, float] | Non
         unknown: tuple[str, ...] = ()
         if memory_id in ch.vectorless and "vector" not in mine and "title" not in mine:
             unknown = ("vector", "title")
+        elif memory_id in ch.vectorless and "vector" not in mine:
+            unknown = ("vector",)  # the embedder gave none usable for its text, one for its title
         elif memory_id in ch.titleless and "title" not in mine:
             unknown = ("title",)
         total = sum(w for name, w in weight_of.items() if name not in unknown) if unknown else total_weight

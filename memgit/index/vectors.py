@@ -35,6 +35,7 @@ from memgit.errors import MemgitError
 from memgit.index import embedjob, hubs, passages, titles
 from memgit.index import sqlite as sq
 from memgit.index.db import Database
+from memgit.index.unit import REFUSED, unit
 from memgit.index.vectorcache import VectorCache, path_for
 
 Progress = Callable[[int, int], None]
@@ -78,7 +79,8 @@ class VectorUse:
 
     `state`: "used"; "partial" (used, but some candidates have no vector yet); "pending" (no
     memory has a vector yet); "disabled" (embedder "none"); "failed" (the embedder could not
-    load); "unavailable" (sqlite-vec missing, the index in memory). `detail` says it in words.
+    load, or gave no usable vector for the query); "unavailable" (sqlite-vec missing, the index
+    in memory). `detail` says it in words.
     """
 
     state: str = "used"
@@ -120,6 +122,7 @@ class Vectors:
         self._ahead: _Ahead | None = None  # a query being embedded on a thread (`prefetch`)
         self._cache: VectorCache | None = None
         self._fresh: list[int] = []  # docs embedded since the hubness values were last computed
+        self.query_refused = False  # the last query embedded got no usable vector (`memgit.index.unit`)
 
     @property
     def conn(self) -> sq.Connection:
@@ -318,7 +321,9 @@ class Vectors:
                 passages.ensure(conn)
                 at = 0
                 for doc, _title, _body, sha in batch:
-                    mine = vectors[at : at + len(texts_of[doc])]
+                    # A refused passage keeps its number, with no direction: distance 1 on every path.
+                    mine = [blob if blob is not None else bytes(4 * int(embedder.dim))
+                            for blob in vectors[at : at + len(texts_of[doc])]]
                     at += len(texts_of[doc])
                     now = conn.execute("SELECT sha FROM memories WHERE doc = ?", (doc,)).fetchone()
                     if now is None or now[0] != sha:
@@ -334,11 +339,11 @@ class Vectors:
                 break
             wanted = [text for _doc, text, _sha in batch_t if text]
             made = iter(self._vectors(embedder, wanted) if wanted else [])
-            vectors = [next(made) if text else b"" for _doc, text, _sha in batch_t]
+            title_blobs = [(next(made) or b"") if text else b"" for _doc, text, _sha in batch_t]
             stored = 0
             with self.db.transaction() as conn:
                 titles.ensure(conn)
-                for (doc, _text, sha), blob in zip(batch_t, vectors):
+                for (doc, _text, sha), blob in zip(batch_t, title_blobs):
                     now = conn.execute("SELECT sha FROM memories WHERE doc = ?", (doc,)).fetchone()
                     if now is None or now[0] != sha:
                         continue  # changed meanwhile: pending again
@@ -395,9 +400,12 @@ class Vectors:
         """Why the vector channel did not run (or ran for only some candidates)."""
         if ran:
             if vectorless:
-                return VectorUse("partial", f"{vectorless} candidate(s) have no vector yet (embedding pending)")
+                return VectorUse("partial", f"{vectorless} candidate(s) have no vector (embedding pending, "
+                                            "or the embedder gave none usable)")
             return VectorUse()
         reason = self.reason()
+        if reason is None and self.query_refused:
+            return VectorUse("failed", f"the embedder gave {REFUSED} for this query")
         if reason is None:
             return VectorUse("pending", "no memory has a vector yet (embedding pending)")
         if self.name.lower() == "none":
@@ -411,19 +419,25 @@ class Vectors:
         if self._cache is not None:
             self._cache.close()
 
-    def _vectors(self, embedder: Any, texts: list[str]) -> list[bytes]:
-        """The texts' float32 vectors: from the cache when computed before, else embedded (and kept)."""
+    def _vectors(self, embedder: Any, texts: list[str]) -> list[bytes | None]:
+        """The texts' unit float32 vectors (`memgit.index.unit`): from the cache when computed
+        before, else embedded (and kept); None for a text the embedder gave no usable vector."""
         cache = self.cache()
         shas = [text_sha(t) for t in texts]
         model = str(embedder.id)
-        known = cache.get(model, shas, 4 * int(embedder.dim)) if cache is not None else {}
+        dim, known = int(embedder.dim), dict[str, bytes | None]()
+        if cache is not None:  # an older memgit kept them as the embedder gave them: normalised here
+            known.update((sha, unit(blob, dim)) for sha, blob in cache.get(model, shas, 4 * dim).items())
         missing = [i for i, sha in enumerate(shas) if sha not in known]
         if missing:
             fresh = embedder.embed([texts[i] for i in missing])
-            made = {shas[i]: vector.astype("float32").tobytes() for i, vector in zip(missing, fresh)}
+            made = {shas[i]: unit(vector, dim) for i, vector in zip(missing, fresh)}
             if cache is not None:
-                cache.put(model, made.items())
+                cache.put(model, [(sha, blob) for sha, blob in made.items() if blob is not None])
             known.update(made)
+        if refused := sum(known[sha] is None for sha in shas):
+            self.db.warn_once("refused", f"the embedder {self.name} gave {REFUSED} for {refused} text(s); "
+                                         "those memories are found by keywords and anchors")
         return [known[sha] for sha in shas]
 
     def _job_index(self) -> Path | None:
@@ -445,17 +459,19 @@ class Vectors:
         self.db.warn_once("pending", f"{pending} memories have no vectors yet; run 'memgit reindex' "
                                      f"(recall uses keywords, anchors and the vectors it has){where}")
 
-    def _store(self, rows: list[Any], texts: list[str], vectors: list[bytes]) -> int:
-        """Write one batch in one transaction; returns how many were stored."""
+    def _store(self, rows: list[Any], texts: list[str], vectors: list[bytes | None]) -> int:
+        """Write one batch in one transaction; returns how many were stored. A refused vector
+        (None) stamps its memory embedded, with no vector: not pending until its text changes."""
         stored = 0
         with self.db.transaction() as conn:
             for (doc, _title, _body, sha), text, blob in zip(rows, texts, vectors):
                 now = conn.execute("SELECT sha, vec_sha FROM memories WHERE doc = ?", (doc,)).fetchone()
                 if now is None or now[0] != sha or now[1] is not None:
                     continue  # changed or embedded by another process meanwhile
-                conn.execute("INSERT OR REPLACE INTO vectors (doc, embedding) VALUES (?, ?)", (doc, blob))
-                conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
-                             (blob, doc))
+                if blob is not None:
+                    conn.execute("INSERT OR REPLACE INTO vectors (doc, embedding) VALUES (?, ?)", (doc, blob))
+                    conn.execute(f"INSERT OR REPLACE INTO vector_bits (doc, bits) VALUES (?2, {sq.BITS_OF})",
+                                 (blob, doc))
                 conn.execute("UPDATE memories SET vec_sha = ? WHERE doc = ?", (text_sha(text), doc))
                 self._fresh.append(doc)
                 stored += 1
@@ -467,6 +483,7 @@ class Vectors:
 
     def query_vector(self, query: str) -> bytes | None:
         """The query's embedding as float32 bytes, or None when the channel cannot run."""
+        self.query_refused = False
         if not self.on:
             return None
         if self.conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
@@ -515,7 +532,7 @@ class Vectors:
                 from memgit.index import warm as warm_mod  # sockets only when a query is embedded
 
                 for t in missing:
-                    self._keep((stored_id, t), warm_mod.query_vector(self.name, t, stored_id)
+                    self._keep((stored_id, t), unit(warm_mod.query_vector(self.name, t, stored_id) or b"")
                                if stored_id else None)
                 missing = [k[1] for k in dict.fromkeys(keys) if k not in self._queries]
         if missing:
@@ -557,13 +574,13 @@ class Vectors:
         if embedder is not None:
             def work() -> bytes | None:
                 blobs = _embed_queries(embedder, [text, *more])
-                extra.extend(((stored_id, t), b) for t, b in zip(more, blobs[1:]))
+                extra.extend(((stored_id, t), b) for t, b in zip(more, blobs[1:]) if b is not None)
                 return blobs[0]
         elif self.warm and stored_id and not self._changed():
             from memgit.index import warm as warm_mod  # sockets only when a query is embedded
 
             def work() -> bytes | None:
-                return warm_mod.query_vector(self.name, text, stored_id)
+                return unit(warm_mod.query_vector(self.name, text, stored_id) or b"")
         else:
             return
         self._ahead = _Ahead(key, work)
@@ -577,7 +594,7 @@ class Vectors:
             stored_id = self.db.meta("embedder_id")
             blob = warm_mod.query_vector(self.name, text, stored_id) if stored_id else None
             if blob is not None:
-                return blob
+                return self._refused(unit(blob))
         embedder = self.embedder()
         if embedder is None:
             return None
@@ -585,8 +602,15 @@ class Vectors:
             failed = warm_mod.spawn(self.name)  # this call paid the cold start; the next ones need not
             if failed:
                 self.db.warn_once("warm", failed)
-        vector: bytes = embedder.embed_query(text).astype("float32").tobytes()
-        return vector
+        return self._refused(unit(embedder.embed_query(text), int(embedder.dim)))
+
+    def _refused(self, blob: bytes | None) -> bytes | None:
+        """`blob`, noting (and saying once) when the embedder gave no usable query vector."""
+        self.query_refused = blob is None
+        if blob is None:
+            self.db.warn_once("refused-query", f"the embedder {self.name} gave {REFUSED} for a query; "
+                                               "it is searched by keywords and anchors")
+        return blob
 
 
 class _Ahead:
@@ -613,7 +637,7 @@ class _Ahead:
         return self._value
 
 
-def _embed_queries(embedder: Any, texts: list[str]) -> list[bytes]:
+def _embed_queries(embedder: Any, texts: list[str]) -> list[bytes | None]:
     """`texts` embedded as queries: in one call when the embedder offers `embed_queries` (an
     embedder behind a network call, say, where a call costs more than a text), else one
     `embed_query` each. The bundled ONNX models offer none: a batch pads every row to its
@@ -622,4 +646,4 @@ def _embed_queries(embedder: Any, texts: list[str]) -> list[bytes]:
     question alone 29 ms)."""
     batch = getattr(embedder, "embed_queries", None)
     rows = batch(texts) if callable(batch) and len(texts) > 1 else [embedder.embed_query(t) for t in texts]
-    return [row.astype("float32").tobytes() for row in rows]
+    return [unit(row, int(embedder.dim)) for row in rows]

@@ -122,7 +122,6 @@ _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[\]{},:?-])[&*]")
 
 @functools.cache
 def _yaml() -> SimpleNamespace:
-    import frontmatter  # YAML only when a file is parsed or written: a cold recall reads the index
     import yaml  # YAML only when a file is parsed or written: a cold recall reads the index
 
     # YAML only when a file is parsed or written: a cold recall reads the index
@@ -170,15 +169,6 @@ def _yaml() -> SimpleNamespace:
             return yaml.load(fm, Loader=Loader)  # noqa: S506 - Loader is a SafeLoader
         return yaml.load(fm, Loader=FastLoader)  # noqa: S506 - a CSafeLoader
 
-    class Handler(YAMLHandler):
-        loaded: Any = None
-
-        def load(self, fm: str, **kwargs: object) -> Any:
-            # Kept so `check` can tell "no front-matter" from "front-matter that is not a
-            # mapping" (python-frontmatter silently drops the latter).
-            self.loaded = load(fm)
-            return self.loaded
-
     def dump(data: Mapping[str, Any]) -> str:
         return yaml.dump(
             dict(data),
@@ -190,7 +180,8 @@ def _yaml() -> SimpleNamespace:
         )
 
     def split(text: str) -> tuple[str, str] | None:
-        # The same split as frontmatter.parse, for front-matter it could not load.
+        # frontmatter.parse's split, but the body is left as it is: parse strips it, which
+        # loses the indentation of its first line (code, a nested list item).
         text = text.strip()
         handler = YAMLHandler()
         if not handler.detect(text):
@@ -199,10 +190,9 @@ def _yaml() -> SimpleNamespace:
             front, content = handler.split(text)
         except ValueError:
             return None
-        return front, content.strip()
+        return front, clean_body(content)
 
-    return SimpleNamespace(parse=frontmatter.parse, Handler=Handler, dump=dump, Error=yaml.YAMLError,
-                           load=load, split=split)
+    return SimpleNamespace(dump=dump, Error=yaml.YAMLError, load=load, split=split)
 
 
 # -- parse -------------------------------------------------------------------------------
@@ -301,20 +291,21 @@ class FrontMatter:
 def read_front(text: str) -> FrontMatter:
     """Front-matter and body of a file's text (BOM and CRLF already removed)."""
     y = _yaml()
-    handler = y.Handler()
+    parts = y.split(text)
+    if parts is None:
+        return FrontMatter({}, clean_body(text))
+    front, body = parts
     try:
-        meta, body = y.parse(text, handler=handler)
+        loaded = y.load(front)
     except (y.Error, RecursionError) as exc:
-        parts = y.split(text)
-        body = parts[1] if parts else text.strip()
         if isinstance(exc, RecursionError):
             return FrontMatter(None, body, (1, "the front-matter nests too deeply; memory metadata is flat"))
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         return FrontMatter(None, body, (mark.line + 1 if mark is not None else 1, f"invalid YAML front-matter: {reason}"))
-    if not isinstance(meta, dict) or not isinstance(handler.loaded, (dict, type(None))):
+    if not isinstance(loaded, (dict, type(None))):
         return FrontMatter({}, body, (1, "front-matter must be a mapping of keys to values (it is ignored until then)"))
-    return FrontMatter(meta, body)
+    return FrontMatter(loaded or {}, body)
 
 
 def split_front(text: str) -> tuple[str, str] | None:
@@ -326,6 +317,16 @@ def split_front(text: str) -> tuple[str, str] | None:
 def opens_front_matter(text: str) -> bool:
     """Whether `text` starts with an opening `---` line (`----`, trailing blanks too)."""
     return _FENCE.match(text) is not None
+
+
+#: Blank lines at the start of a body (whitespace up to a line break).
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[^\S\n]*\n)+")
+
+
+def clean_body(text: str) -> str:
+    """A body as a memory file keeps it: blank lines before it and whitespace after it dropped,
+    and nothing else, so the indentation of its first line (code, a nested list item) stays."""
+    return _LEADING_BLANK_LINES.sub("", text).rstrip()
 
 
 def clean_text(text: str) -> str:
@@ -355,7 +356,7 @@ def dump(memory: Memory) -> str:
         meta["pinned"] = True
     meta.update(memory.extra)
     text = "---\n" + _yaml().dump(meta) + "---\n"
-    body = memory.body.strip()
+    body = clean_body(memory.body)
     return text + ("\n" + body + "\n" if body else "")
 
 
@@ -476,10 +477,11 @@ def split_title(text: str, title: str | None) -> tuple[str, str]:
         title = " ".join(title.split())
         if not title:
             raise MemgitError("the title is empty")
-        return title, text
+        return title, clean_body(text)
+    text = clean_body(text)
     first, _, rest = text.partition("\n")
     first = " ".join(first.lstrip("# ").split())
     if len(first) <= 120:
-        return first, rest.strip()
+        return first, clean_body(rest)
     cut = first[:117].rsplit(" ", 1)[0]
     return cut + "…", text

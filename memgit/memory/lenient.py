@@ -199,11 +199,11 @@ def _split(text: str, problem: Callable[[int, str | None], None]) -> tuple[dict[
             lines = text.split("\n")[1:]
             size = front_size(lines)
             front = "\n".join(lines[:size])
-            return by_key(front, fmt.load_fields), "\n".join(lines[size:]).strip(), "\n" + front
+            return by_key(front, fmt.load_fields), fmt.clean_body("\n".join(lines[size:])), "\n" + front
         front = text[3 : 3 + end.start()] if end else ""
         if len(front.encode()) > fmt.MAX_FRONT_MATTER_BYTES:
             problem(1, "front-matter is over 64 KB; keep memory metadata small (it is ignored until then)")
-            return {}, text[3 + end.end() :].strip() if end else text, front
+            return {}, fmt.clean_body(text[3 + end.end() :]) if end else text, front
     read = fmt.read_front(text)
     markers = conflict_lines(front)
     if read.meta is not None and not markers:

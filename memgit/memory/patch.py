@@ -161,7 +161,7 @@ def _body(old: list[str], body: str, newline: str) -> str:
         if line.strip():
             break
         blank += line
-    body = body.strip()
+    body = fmt.clean_body(body)
     if not body:
         return ""
     return (blank or newline) + body.replace("\r\n", "\n").replace("\n", newline) + newline

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from memgit.memory.anchors import extract_anchors
-from memgit.memory.format import Memory, count_tokens
+from memgit.memory.format import Memory, clean_body, count_tokens
 from memgit.recall.hit import Hit
 
 HEADER = "## Memories recalled by memgit"
@@ -117,7 +117,7 @@ def render_hit(hit: Hit, per_memory: int | None = None) -> str:
             head += "\n" + line
             break
         anchors = anchors[:-1]
-    body = m.body.strip()
+    body = clean_body(m.body)  # its first line's indentation is code or a nested list item
     if not body:
         return head
     if room is not None:
