@@ -11,7 +11,8 @@ the development sets, cost 1 point of recall@5 by itself.)
 - "supersedes": what a seed supersedes, and what supersedes it (current ones only, unless
   archived memories were asked for);
 - "session": the same task, or the same entity, within `SESSION_HOURS` of the seed
-  (a session's memories; a seed with no date, its task's), the nearest in time first and
+  (a session's memories, by when they were written: an edit months later moves none out of
+  its session; a seed with no date, its task's), the nearest in time first and
   ahead of farther ones, at most `TURNS` of them. Dates pick out a session only where they
   tell memories apart: when that window around the seed holds more than `CROWDED` of the
   store (a sample of `SAMPLE`), its memories were written or imported together, and the
@@ -150,7 +151,7 @@ def expand(
                 link(
                     seed,
                     "session",
-                    _session(conn, doc, entity or "", task_id, updated or created, sampled, where, args),
+                    _session(conn, doc, entity or "", task_id, created or updated, sampled, where, args),
                 )
             if "cochange" in kinds and cochange:
                 link(seed, "cochange", _cochange(conn, doc, files_l, cochange, where, args))
@@ -229,7 +230,7 @@ def _supersedes(
 
 
 def _dates(conn: Any) -> list[float | None]:
-    """The dates (updated, else created) of up to `SAMPLE` memories spread evenly over the
+    """The dates (created, else updated) of up to `SAMPLE` memories spread evenly over the
     store, as stamps: enough to tell whether one window holds most of it."""
     top = conn.execute("SELECT max(doc) FROM memories").fetchone()[0] or 0
     docs = sorted({1 + (top - 1) * n // (SAMPLE - 1) for n in range(SAMPLE)}) if top > 0 else []
@@ -237,7 +238,7 @@ def _dates(conn: Any) -> list[float | None]:
         return []
     marks = ",".join("?" * len(docs))
     return [stamp(r[0]) for r in conn.execute(
-        f"SELECT coalesce(updated, created) FROM memories WHERE doc IN ({marks})", docs)]
+        f"SELECT coalesce(created, updated) FROM memories WHERE doc IN ({marks})", docs)]
 
 
 def _session(
@@ -254,14 +255,14 @@ def _session(
             return []
     if task_id:
         rows = conn.execute(
-            f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.task_id = ? "
+            f"SELECT m.id, coalesce(m.created, m.updated) FROM memories m WHERE m.task_id = ? "
             f"AND m.doc <> ? AND {where} LIMIT 500",
             (task_id, doc, *args),
         ).fetchall()
     elif entity and t0 is not None:
         rows = conn.execute(
             # `entity <> ''` lets SQLite use the partial index `memories_entity`.
-            f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.entity = ? "
+            f"SELECT m.id, coalesce(m.created, m.updated) FROM memories m WHERE m.entity = ? "
             f"AND m.entity <> '' AND m.doc <> ? AND {where} LIMIT 500",
             (entity, doc, *args),
         ).fetchall()
