@@ -37,6 +37,7 @@ points, and the rest change nothing there.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import replace
@@ -107,6 +108,7 @@ def expand(
         return list(ranked)
     found: dict[str, tuple[float, str]] = {}  # id -> (link score, kind)
     order: dict[str, int] = {}  # id -> when it was linked: a seed's nearest memories first
+    tick = itertools.count()
     dates: list[list[float | None]] = []  # the store's sampled dates, read once if a session asks
 
     def link(seed: Ranked, kind: str, ids: Sequence[str]) -> None:
@@ -114,7 +116,7 @@ def expand(
         for mid in ids[: TURNS if kind == "session" else PER_SEED]:
             if mid != seed.id and score > found.get(mid, (-1.0, ""))[0]:
                 found[mid] = (score, kind)
-                order[mid] = len(order)
+                order[mid] = next(tick)
 
     def read(conn: Any) -> None:
         marks = ",".join("?" * len(seeds))
