@@ -164,3 +164,19 @@ def test_a_link_keeps_to_the_searchs_filters(repo: Path, mem: memgit.Memgit) -> 
     assert linked(mem.recall(question, k=8)) == ["new", "theirs"]
     assert linked(mem.recall(question, k=8, task_id="mine")) == ["new"]
     assert set(linked(mem.recall(question, k=8, include_archived=True))) == {"gone", "past"}
+
+
+def test_a_popular_entitys_later_sessions_are_linked_too(repo: Path, mem: memgit.Memgit) -> None:
+    """An entity with more memories than one lookup used to read (500): the session of its
+    latest memories is found as well as that of its first ones."""
+    folder = repo / ".memory"
+    for n in range(510):
+        write(folder, f"p-{n:03d}", f"Note {n}", f"Entry number {n} of the log.",
+              f"2020-01-{1 + n // 24:02d}T{n % 24:02d}:00:00+00:00", entity="shop-api")
+    write(folder, "zz-seed", "Order lifecycle", "Orders move from pending to paid; a webhook confirms payment.",
+          "2025-02-01T10:00:00+00:00", entity="shop-api")
+    write(folder, "zz-turn", "Follow-up", "Snapshot the cart into JSONB.", "2025-02-01T10:05:00+00:00",
+          entity="shop-api")
+    commit(repo)
+    hits = mem.recall("what happens when a webhook confirms payment of an order?", k=3)
+    assert [h.id for h in hits][:2] == ["zz-seed", "zz-turn"]

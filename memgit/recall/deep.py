@@ -79,6 +79,8 @@ TURNS = 2
 #: A window of one task or entity holding more other memories than this is not one session
 #: (see the module docstring): 20 notes of a branch's day followed every answer two by two.
 SESSION_MAX = 12
+#: The julian day of the Unix epoch (SQLite's `julianday('1970-01-01')`).
+JULIAN_EPOCH = 2440587.5
 
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,80}")
 
@@ -256,29 +258,28 @@ def _session(
         if inside > CROWDED * len(dates):
             return []
     if task_id:
-        rows = conn.execute(
-            f"SELECT m.id, coalesce(m.created, m.updated) FROM memories m WHERE m.task_id = ? "
-            f"AND m.doc <> ? AND {where} LIMIT 500",
-            (task_id, doc, *args),
-        ).fetchall()
+        same, key = "m.task_id = ?", task_id
     elif entity and t0 is not None:
-        rows = conn.execute(
-            # `entity <> ''` lets SQLite use the partial index `memories_entity`.
-            f"SELECT m.id, coalesce(m.created, m.updated) FROM memories m WHERE m.entity = ? "
-            f"AND m.entity <> '' AND m.doc <> ? AND {where} LIMIT 500",
-            (entity, doc, *args),
-        ).fetchall()
+        same, key = "m.entity = ? AND m.entity <> ''", entity  # `<> ''`: the partial index `memories_entity`
     else:
         return []
-    if t0 is None:
-        near = [(0.0, mid) for mid, _ in rows]
-    else:
-        near = []
-        for mid, other in rows:
-            t = stamp(other)
-            if t is not None and abs(t - t0) <= SESSION_HOURS * 3600:
-                near.append((abs(t - t0), mid))
-    return [] if len(near) > SESSION_MAX else [mid for _, mid in sorted(near)]
+    if t0 is None:  # a seed with no date: its task's memories, by id
+        return _window([r[0] for r in conn.execute(
+            f"SELECT m.id FROM memories m WHERE {same} AND m.doc <> ? AND {where} ORDER BY m.id LIMIT ?",
+            (key, doc, *args, SESSION_MAX + 1))])
+    # The window is read by SQLite (the index keeps dates in ISO 8601, which julianday reads as
+    # `stamp` does): an entity's memories past the first few hundred are searched too.
+    day = t0 / 86400 + JULIAN_EPOCH
+    distance = "abs(julianday(coalesce(m.created, m.updated)) - ?)"
+    return _window([r[0] for r in conn.execute(
+        f"SELECT m.id FROM memories m WHERE {same} AND m.doc <> ? AND {distance} <= ? AND {where} "
+        f"ORDER BY {distance}, m.id LIMIT ?",
+        (key, doc, day, SESSION_HOURS / 24, *args, day, SESSION_MAX + 1))])
+
+
+def _window(ids: list[str]) -> list[str]:
+    """A session window's memories, or none when it holds more than `SESSION_MAX`."""
+    return [] if len(ids) > SESSION_MAX else ids
 
 
 def _cochange(
