@@ -101,7 +101,7 @@ def test_files_stamped_with_a_sessions_date_on_a_branch_do_not_ride_along(repo: 
               "2025-02-01T00:00:00+00:00", task_id="checkout-work")
     write(folder, "s1-r1", "Order lifecycle", "Orders move from pending to paid; a webhook confirms payment.",
           "2025-02-01T00:00:00+00:00", task_id="checkout-work")
-    commit(repo, "memories: the task")
+    commit(repo, "memories: claim the checkout work")
     assert not [h.id for h in mem.recall(question, k=5) if h.id.startswith("a-")]
 
 
