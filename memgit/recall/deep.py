@@ -10,11 +10,15 @@ the development sets, cost 1 point of recall@5 by itself.)
   file can have hundreds of memories);
 - "supersedes": what a seed supersedes, and what supersedes it (current ones only, unless
   archived memories were asked for);
-- "session": the same task, or the same entity within `SESSION_HOURS` of the seed
-  (a session's memories), nearer in time first. Dates pick out a session only where they
+- "session": the same task, or the same entity, within `SESSION_HOURS` of the seed
+  (a session's memories, by when they were written: an edit months later moves none out of
+  its session; a seed with no date, its task's), the nearest in time first and
+  ahead of farther ones, at most `TURNS` of them. Dates pick out a session only where they
   tell memories apart: when that window around the seed holds more than `CROWDED` of the
   store (a sample of `SAMPLE`), its memories were written or imported together, and the
-  entity link there is left to "entity";
+  entity link there is left to "entity". A session is a few memories: a window holding
+  more than `SESSION_MAX` others is a long task's day, a batch, or files written to ride
+  along with every answer of a popular entity, and links nothing;
 - "cochange": memories anchored to files that change together with the seed's in git
   history (`memgit.git.cochange`);
 - "names": memories whose id the seed's text names, and those that name the seed's id.
@@ -33,6 +37,7 @@ points, and the rest change nothing there.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import replace
@@ -68,6 +73,14 @@ CROWDED = 0.5
 SAMPLE = 64
 #: At most this many memories linked to one seed by one kind (a popular entity has hundreds).
 PER_SEED = 6
+#: At most this many of a seed's session: a conversation's turns next to the one that matched
+#: (the development sets' sessions have two or three); more would crowd out the next answers.
+TURNS = 2
+#: A window of one task or entity holding more other memories than this is not one session
+#: (see the module docstring): 20 notes of a branch's day followed every answer two by two.
+SESSION_MAX = 12
+#: The julian day of the Unix epoch (SQLite's `julianday('1970-01-01')`).
+JULIAN_EPOCH = 2440587.5
 
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{2,80}")
 
@@ -96,13 +109,16 @@ def expand(
     if not seeds:
         return list(ranked)
     found: dict[str, tuple[float, str]] = {}  # id -> (link score, kind)
+    order: dict[str, int] = {}  # id -> when it was linked: a seed's nearest memories first
+    tick = itertools.count()
     dates: list[list[float | None]] = []  # the store's sampled dates, read once if a session asks
 
     def link(seed: Ranked, kind: str, ids: Sequence[str]) -> None:
         score = seed.score * FACTORS[kind]
-        for mid in ids[:PER_SEED]:
+        for mid in ids[: TURNS if kind == "session" else PER_SEED]:
             if mid != seed.id and score > found.get(mid, (-1.0, ""))[0]:
                 found[mid] = (score, kind)
+                order[mid] = next(tick)
 
     def read(conn: Any) -> None:
         marks = ",".join("?" * len(seeds))
@@ -139,7 +155,7 @@ def expand(
                 link(
                     seed,
                     "session",
-                    _session(conn, doc, entity or "", task_id, updated or created, sampled, where, args),
+                    _session(conn, doc, entity or "", task_id, created or updated, sampled, where, args),
                 )
             if "cochange" in kinds and cochange:
                 link(seed, "cochange", _cochange(conn, doc, files_l, cochange, where, args))
@@ -154,7 +170,8 @@ def expand(
             out[mid] = Ranked(mid, score, 0.0, {f"link:{kind}": round(score, 4)})
         elif score > mine.score:
             out[mid] = replace(mine, score=score, channels={**mine.channels, f"link:{kind}": round(score, 4)})
-    return sorted(out.values(), key=lambda r: (-r.score, -r.relevance, r.id))
+    # Links of one seed share a score: the order they were found in (nearest first) breaks the tie.
+    return sorted(out.values(), key=lambda r: (-r.score, -r.relevance, order.get(r.id, -1), r.id))
 
 
 def _in_snapshot(index: Index, read: Any) -> None:
@@ -217,7 +234,7 @@ def _supersedes(
 
 
 def _dates(conn: Any) -> list[float | None]:
-    """The dates (updated, else created) of up to `SAMPLE` memories spread evenly over the
+    """The dates (created, else updated) of up to `SAMPLE` memories spread evenly over the
     store, as stamps: enough to tell whether one window holds most of it."""
     top = conn.execute("SELECT max(doc) FROM memories").fetchone()[0] or 0
     docs = sorted({1 + (top - 1) * n // (SAMPLE - 1) for n in range(SAMPLE)}) if top > 0 else []
@@ -225,43 +242,44 @@ def _dates(conn: Any) -> list[float | None]:
         return []
     marks = ",".join("?" * len(docs))
     return [stamp(r[0]) for r in conn.execute(
-        f"SELECT coalesce(updated, created) FROM memories WHERE doc IN ({marks})", docs)]
+        f"SELECT coalesce(created, updated) FROM memories WHERE doc IN ({marks})", docs)]
 
 
 def _session(
     conn: Any, doc: int, entity: str, task_id: str | None, when: str | None, dates: Sequence[float | None],
     where: str, args: Sequence[Any],
 ) -> list[str]:
-    """The same task's memories, or the same entity's within SESSION_HOURS unless that window
-    is crowded (more than `CROWDED` of the store's sampled `dates`); nearest in time first."""
+    """The same task's memories, or the same entity's, within SESSION_HOURS (all of the task's
+    for a seed with no date), unless that window is crowded (more than `CROWDED` of the store's
+    sampled `dates`) or holds more than `SESSION_MAX` others; nearest in time first."""
     t0 = stamp(when)
     if not task_id and entity and t0 is not None and dates:
         inside = sum(1 for t in dates if t is not None and abs(t - t0) <= SESSION_HOURS * 3600)
         if inside > CROWDED * len(dates):
             return []
     if task_id:
-        rows = conn.execute(
-            f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.task_id = ? "
-            f"AND m.doc <> ? AND {where} LIMIT 200",
-            (task_id, doc, *args),
-        ).fetchall()
-    elif entity:
-        rows = conn.execute(
-            # `entity <> ''` lets SQLite use the partial index `memories_entity`.
-            f"SELECT m.id, coalesce(m.updated, m.created) FROM memories m WHERE m.entity = ? "
-            f"AND m.entity <> '' AND m.doc <> ? AND {where} LIMIT 500",
-            (entity, doc, *args),
-        ).fetchall()
+        same, key = "m.task_id = ?", task_id
+    elif entity and t0 is not None:
+        same, key = "m.entity = ? AND m.entity <> ''", entity  # `<> ''`: the partial index `memories_entity`
     else:
         return []
-    if t0 is None:
-        return [] if not task_id else [r[0] for r in rows]
-    near = []
-    for mid, other in rows:
-        t = stamp(other)
-        if t is not None and (task_id or abs(t - t0) <= SESSION_HOURS * 3600):
-            near.append((abs(t - t0), mid))
-    return [mid for _, mid in sorted(near)]
+    if t0 is None:  # a seed with no date: its task's memories, by id
+        return _window([r[0] for r in conn.execute(
+            f"SELECT m.id FROM memories m WHERE {same} AND m.doc <> ? AND {where} ORDER BY m.id LIMIT ?",
+            (key, doc, *args, SESSION_MAX + 1))])
+    # The window is read by SQLite (the index keeps dates in ISO 8601, which julianday reads as
+    # `stamp` does): an entity's memories past the first few hundred are searched too.
+    day = t0 / 86400 + JULIAN_EPOCH
+    distance = "abs(julianday(coalesce(m.created, m.updated)) - ?)"
+    return _window([r[0] for r in conn.execute(
+        f"SELECT m.id FROM memories m WHERE {same} AND m.doc <> ? AND {distance} <= ? AND {where} "
+        f"ORDER BY {distance}, m.id LIMIT ?",
+        (key, doc, day, SESSION_HOURS / 24, *args, day, SESSION_MAX + 1))])
+
+
+def _window(ids: list[str]) -> list[str]:
+    """A session window's memories, or none when it holds more than `SESSION_MAX`."""
+    return [] if len(ids) > SESSION_MAX else ids
 
 
 def _cochange(
