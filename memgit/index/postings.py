@@ -142,9 +142,9 @@ class Postings:
         matched = np.zeros(len(self.docs), dtype=bool)
         for at, freqs in lists:
             idf = math.log((self.n_rows - len(at) + 0.5) / (len(at) + 0.5))
-            f = np.zeros(len(self.docs), dtype=np.float64)
-            f[at] = freqs
-            score += (idf if idf > 0.0 else 1e-6) * ((f * (K1 + 1.0)) / (f + self.norms))
+            # Only the rows that hold the phrase: the others would add idf * 0.0. Positions
+            # are distinct (`_parse`), so `+=` adds each once, in the phrases' order.
+            score[at] += (idf if idf > 0.0 else 1e-6) * ((freqs * (K1 + 1.0)) / (freqs + self.norms[at]))
             matched[at] = True
         rows = np.flatnonzero(matched)
         docs, score = self.docs[rows], -1.0 * score[rows]
@@ -172,7 +172,12 @@ class Postings:
             positions = self._posting(conn, token)[0]
             if not self.valid:
                 return None
-            for row in wanted[np.isin(at, positions)].tolist():
+            if not len(positions):
+                continue
+            # A token's positions ascend (`_parse`): a binary search each for the few rows asked
+            # about, not `np.isin`'s sort of thousands.
+            near = np.minimum(np.searchsorted(positions, at), len(positions) - 1)
+            for row in wanted[positions[near] == at].tolist():
                 out[row].add(token)
         return out
 
