@@ -357,13 +357,12 @@ def _version() -> str:
 
 
 def _start(mem: "Memgit") -> None:
-    """Begin reading the keyword channel's postings on a thread (`memgit.index.index.Index.start`)
-    while the MCP SDK loads (~1.3 s): at 10k memories that read takes about as long, and the
-    first recalls then read none (~6 ms a query each otherwise). Only for an index already
-    built: a new one is built by the first recall, as before, not before the server answers."""
+    """Begin reading the keyword channel's postings on a thread (`Workspace.start`) while the
+    MCP SDK loads (~1.3 s): at 10k memories that read takes about as long, and the first
+    recalls then read none (~6 ms a query each otherwise). Only for an index already built:
+    a new one is built by the first recall, as before, not before the server answers."""
     try:
-        if mem.index_path().exists():
-            mem.index.start()
+        mem.workspace.start()
     except MemgitError:
         pass  # no store here yet: each tool says so
 

@@ -515,19 +515,6 @@ class Index:
         return Found(Channels(keyword=keyword, vector=vector, anchor=anchor, title=lane,
                               vectorless=vectorless, titleless=titleless), exact, use, passage_of, share)
 
-    def start(self) -> bool:
-        """For a process that will recall many times, as it starts (the MCP server): keep what
-        is read from the first search on, and read the keyword channel's postings now, on a
-        thread (`memgit.index.resident.Resident.start`); whether they are being read. Nothing
-        for an index that keeps nothing (a hook, the CLI) or cannot."""
-        resident = self.resident
-        if resident is None:
-            return False
-        try:
-            return bool(self.db.guard(lambda: resident.start(self.conn, sq.FTS_WEIGHTS)))
-        except self.db.driver.Error:
-            return False  # busy or read-only: the postings are read as queries ask for them
-
     def prefetch(self, query: str, also: Sequence[str] = ()) -> None:
         """Start embedding `query` (and in the same call `also`) for the `search` that follows
         (see `Vectors.prefetch`); call it before `sync`, which then runs while the model works."""
