@@ -29,7 +29,10 @@ Every token's at once (`Postings.preload`): once the process has answered no que
 and hands them over only if that snapshot has the same stamp; a query meanwhile makes it let
 go of its snapshot and wait again. At 10k memories ~1.5 s of one core and ~20 MB, taken
 between an agent's prompts; then no query reads postings. Not when they come to more than
-`MAX_POSTINGS` (100k memories).
+`MAX_POSTINGS` (100k memories). The MCP server has them read as it starts instead
+(`preload(now=True)`, from `memgit.index.workspace.Workspace.start`), while the MCP SDK loads:
+that read neither waits for quiet nor lets go for a query, and a query that comes before it
+ends waits for it (`START_WAIT` at most) rather than read its own tokens beside it.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ PRELOAD = False
 IDLE_SECONDS = 1.0
 #: Seconds a query waits at most for the postings read as the process starts (`preload` with
 #: `now`) before it reads its tokens' itself; ~1.5 s at 10k memories, on a loaded machine ~3.
-START_WAIT = 5.0
+START_WAIT = 3.0
 #: Seconds the `preload` thread's connection waits for a lock.
 BUSY_SECONDS = 5.0
 #: Row counts of tokens kept at most (`Postings.counted`); then they are asked for again.
