@@ -146,6 +146,13 @@ def test_a_changed_code_file_is_said_changed_on_the_next_recall(repo: Path, mem:
         assert state() == "changed"
         (repo / "src" / "auth.py").unlink()
         assert state() == "gone"
+        # Its folder gone, then back: a folder found missing is looked at again next recall.
+        (repo / "src").rmdir()
+        assert state() == "gone"
+        (repo / "src").mkdir()
+        (repo / "src" / "auth.py").write_text("def login(user, password):\n    if not password:\n"
+                                              "        return False\n    return True\n")
+        assert state() == "fresh"
     finally:
         server.close()
 
