@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,29 @@ def test_a_starting_server_has_every_tokens_postings_before_its_first_recall(sto
         first = same_both_ways(mem, QUERIES)
         assert book.complete and mem.index.resident.postings is book
         assert same_both_ways(mem, QUERIES) == first
+    finally:
+        mem.close()
+
+
+def test_a_recall_during_the_start_read_waits_for_it(store: Any, repo: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read made slow on purpose (it sleeps first: a big store on a busy machine): the
+    recall that comes meanwhile answers from every token's postings, once they are in."""
+    read_all = postings._read_all
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.5)
+        return read_all(*args)
+
+    monkeypatch.setattr(postings, "_read_all", slow)
+    store.close()
+    mem = started(repo)
+    try:
+        book = mem.index.resident.postings
+        assert not book.complete
+        assert ids(mem, "Note 7 on topic 1")[:1] == ["m-007"]
+        assert book.complete  # it waited for the read rather than read its own words
+        same_both_ways(mem, QUERIES)
     finally:
         mem.close()
 
