@@ -207,9 +207,9 @@ def inside(root: Path, path: str) -> Path | None:
     return Path(found[0]) if found is not None else None
 
 
-def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_result] | None:
+def _inside(root: str, path: str, seen: dict[str, bool | None]) -> tuple[str, os.stat_result] | None:
     """`inside`, with the file's stat; `seen` keeps whether each folder on the way is a real
-    folder (not a link), so a recall looks at each once."""
+    folder (not a link), or None when nothing is there, so a recall looks at each once."""
     norm = os.path.normpath(path)
     if not path or os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or "\0" in path \
             or _in_git_dir(norm):
@@ -218,17 +218,21 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
     parts = norm.split(os.sep)
     for i in range(1, len(parts)):
         folder = os.sep.join(parts[:i])
-        plain = seen.get(folder)
-        if plain is None:
+        plain = seen.get(folder, _UNSEEN)
+        if plain is _UNSEEN:
             try:
                 plain = seen[folder] = stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
             except (FileNotFoundError, NotADirectoryError):
-                # Nothing there, not even a link: no file below it. Not kept in `seen` (it may
-                # appear later in a long-lived process), and no `realpath` of the whole path,
-                # which cost a recall ~1 ms per anchor to a deleted file.
+                # Nothing there, not even a link: no file below it. Kept in `seen` for this
+                # recall only (`Prints.look_again`: it may appear later in a long-lived
+                # process), and no `realpath` of the whole path, which cost a recall ~1 ms per
+                # anchor to a deleted file.
+                seen[folder] = None
                 return None
             except (OSError, ValueError):
                 plain = seen[folder] = False
+        if plain is None:
+            return None
         if not plain:
             return _through_link(root, full)  # a folder on the way is a link, or is not there
     try:
@@ -238,6 +242,9 @@ def _inside(root: str, path: str, seen: dict[str, bool]) -> tuple[str, os.stat_r
     if stat.S_ISLNK(st.st_mode):
         return _through_link(root, full)
     return (full, st) if stat.S_ISREG(st.st_mode) else None
+
+
+_UNSEEN: Any = object()  # a folder `_inside` has not looked at yet
 
 
 def _through_link(root: str, full: str) -> tuple[str, os.stat_result] | None:
@@ -286,7 +293,7 @@ class Prints:
     def __init__(self, root: Path, git_dir: Path | None = None) -> None:
         self.root = root
         self._root = str(root)
-        self._seen: dict[str, bool] = {}
+        self._seen: dict[str, bool | None] = {}
         self._saving = threading.Lock()
         self.cache_file = localstate.codeprints(git_dir) if git_dir is not None else None
         self._entries: dict[str, _Entry] = {}

@@ -29,7 +29,10 @@ Every token's at once (`Postings.preload`): once the process has answered no que
 and hands them over only if that snapshot has the same stamp; a query meanwhile makes it let
 go of its snapshot and wait again. At 10k memories ~1.5 s of one core and ~20 MB, taken
 between an agent's prompts; then no query reads postings. Not when they come to more than
-`MAX_POSTINGS` (100k memories).
+`MAX_POSTINGS` (100k memories). The MCP server has them read as it starts instead
+(`preload(now=True)`, from `memgit.index.workspace.Workspace.start`), while the MCP SDK loads:
+that read neither waits for quiet nor lets go for a query, and a query that comes before it
+ends waits for it (`START_WAIT` at most) rather than read its own tokens beside it.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ MAX_POSTINGS = 2_000_000
 PRELOAD = False
 #: Seconds without a query before a `preload` reads (and goes on reading) postings.
 IDLE_SECONDS = 1.0
+#: Seconds a query waits at most for the postings read as the process starts (`preload` with
+#: `now`) before it reads its tokens' itself; ~1.5 s at 10k memories, on a loaded machine ~3.
+START_WAIT = 3.0
 #: Seconds the `preload` thread's connection waits for a lock.
 BUSY_SECONDS = 5.0
 #: Row counts of tokens kept at most (`Postings.counted`); then they are asked for again.
@@ -85,7 +91,9 @@ class Postings:
     held: int = 0
     #: Every token's postings are kept (`preload`): a token not in `terms` is in no row.
     complete: bool = False
-    _loading: Any = None  # (stamp, [postings or None once done], let go) of a `preload` begun
+    #: (stamp, [postings or None once done], let go, done or None) of a `preload` begun; the
+    #: last is set once a `preload(now=True)` has ended, which `fresh` waits for.
+    _loading: Any = None
     asked: float = 0.0  # `time.monotonic()` of the last `fresh`: a `preload` waits for quiet
 
     def fresh(self, conn: Any, weights: Sequence[float]) -> bool:
@@ -101,6 +109,11 @@ class Postings:
             return False
         if seen != self.stamp or tuple(float(w) for w in weights) != self.weights:
             self._read(conn, seen, tuple(float(w) for w in weights))
+        elif self._loading is not None and self._loading[3] is not None:
+            # Every token's postings are being read as the process starts (`preload` with
+            # `now`): wait for them rather than read this query's beside that read.
+            self._loading[3].wait(START_WAIT)
+            self._take_loaded()
         return self.n_rows > 0 and self.valid
 
     def count(self, token: str) -> int | None:
@@ -132,9 +145,9 @@ class Postings:
         matched = np.zeros(len(self.docs), dtype=bool)
         for at, freqs in lists:
             idf = math.log((self.n_rows - len(at) + 0.5) / (len(at) + 0.5))
-            f = np.zeros(len(self.docs), dtype=np.float64)
-            f[at] = freqs
-            score += (idf if idf > 0.0 else 1e-6) * ((f * (K1 + 1.0)) / (f + self.norms))
+            # Only the rows that hold the phrase: the others would add idf * 0.0. Positions
+            # are distinct (`_parse`), so `+=` adds each once, in the phrases' order.
+            score[at] += (idf if idf > 0.0 else 1e-6) * ((freqs * (K1 + 1.0)) / (freqs + self.norms[at]))
             matched[at] = True
         rows = np.flatnonzero(matched)
         docs, score = self.docs[rows], -1.0 * score[rows]
@@ -162,7 +175,12 @@ class Postings:
             positions = self._posting(conn, token)[0]
             if not self.valid:
                 return None
-            for row in wanted[np.isin(at, positions)].tolist():
+            if not len(positions):
+                continue
+            # A token's positions ascend (`_parse`): a binary search each for the few rows asked
+            # about, not `np.isin`'s sort of thousands.
+            near = np.minimum(np.searchsorted(positions, at), len(positions) - 1)
+            for row in wanted[positions[near] == at].tolist():
                 out[row].add(token)
         return out
 
@@ -211,11 +229,15 @@ class Postings:
 
     # -- every token at once, on a thread ------------------------------------------------------
 
-    def preload(self, conn: Any) -> None:
+    def preload(self, conn: Any, *, now: bool = False) -> None:
         """Start reading every token's postings on a thread with its own connection, once a
         stamp (a file's index only); they are taken when complete and read under the same
         stamp (`_take_loaded`), so a long-lived process answers without reading postings on
-        later queries. Nothing happens if that is not possible (see `_load_all`)."""
+        later queries. Nothing happens if that is not possible (see `_load_all`).
+
+        `now`: read at once and to the end, a query meanwhile or not (a server starting, which
+        has been asked nothing yet: `memgit.index.resident.Resident.start`); if the stamp
+        moves, a later preload waits for quiet as usual."""
         if not PRELOAD or self._loading is not None or self.complete or not self.valid:
             return
         if len(self.columns) >= 15:
@@ -225,8 +247,9 @@ class Postings:
             return
         box: list[Any] = []
         gone = threading.Event()
-        self._loading = (self.stamp, box, gone)
-        args = (type(conn), path, self.stamp, self.docs, self.weights, dict(self.columns), box, self, gone)
+        done = threading.Event() if now else None
+        self._loading = (self.stamp, box, gone, done)
+        args = (type(conn), path, self.stamp, self.docs, self.weights, dict(self.columns), box, self, gone, done)
         threading.Thread(target=_load_all, args=args, name="memgit-postings", daemon=True).start()
 
     def stop(self) -> None:
@@ -254,7 +277,7 @@ class Postings:
         loading = self._loading
         if loading is None or not loading[1]:
             return False
-        stamp, box, _ = loading
+        stamp, box = loading[0], loading[1]
         loaded = box[0]
         if stamp != self.stamp or loaded is None:
             return False
@@ -295,7 +318,8 @@ def _parse(text: str, docs: Any, weights: tuple[float, ...], n_columns: int) -> 
 
 
 def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[float, ...],
-              columns: dict[str, int], box: list[Any], book: Postings, gone: threading.Event) -> None:
+              columns: dict[str, int], box: list[Any], book: Postings, gone: threading.Event,
+              done: threading.Event | None = None) -> None:
     """Every token's postings (`_parse`) into `box[0]`, read in one snapshot of `path` that
     has the same stamp; None there when it has not, when there are more than `MAX_POSTINGS`,
     or anything fails (the tokens are then read as asked for). It reads once `book` has
@@ -305,12 +329,16 @@ def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[
 
     Its connection is opened once the process is quiet, not while it waits (a process that
     opens and closes stores many times would hold one for each), and only to a file that is
-    there (`mode=rw`: the index deleted meanwhile is not made again, empty, by a reader)."""
+    there (`mode=rw`: the index deleted meanwhile is not made again, empty, by a reader).
+    With `done` (`Postings.preload` with `now`), it neither waits for quiet nor lets go for a
+    query, and sets `done` when it ends, however it ends."""
+    now = done is not None
     out: dict[str, tuple[Any, Any]] | None = None
     conn = None
     try:
         while True:
-            _idle(book, box, gone)
+            if not now:
+                _idle(book, box, gone)
             if conn is None:
                 from urllib.parse import quote  # only once a thread reads
 
@@ -320,7 +348,7 @@ def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[
                              "USING fts5vocab(main, memories_fts, 'instance')")
             conn.execute("BEGIN")
             try:
-                read = _read_all(conn, stamp, docs, weights, columns, book, box)
+                read = _read_all(conn, stamp, docs, weights, columns, book, box, now)
             finally:
                 conn.execute("ROLLBACK")
             if read is not _ASKED:
@@ -332,13 +360,15 @@ def _load_all(connection: Any, path: str, stamp: Any, docs: Any, weights: tuple[
         if conn is not None:
             conn.close()
         box.append(out)
+        if done is not None:
+            done.set()
 
 
 _ASKED: Any = object()  # `_read_all` stopped: a query came
 
 
 def _read_all(conn: Any, stamp: Any, docs: Any, weights: tuple[float, ...], columns: dict[str, int],
-              book: Postings, box: list[Any]) -> Any:
+              book: Postings, box: list[Any], now: bool = False) -> Any:
     total = conn.execute("SELECT sum(doc) FROM memories_fts_vocab").fetchone()[0] or 0
     if stamps.stamp(conn, (DOCSIZE,)) != stamp or total > MAX_POSTINGS:
         return None
@@ -347,7 +377,7 @@ def _read_all(conn: Any, stamp: Any, docs: Any, weights: tuple[float, ...], colu
         loading = book._loading
         if loading is None or loading[1] is not box:
             raise LookupError("the index changed or was closed: these postings are no longer wanted")
-        if time.monotonic() - book.asked < IDLE_SECONDS:
+        if not now and time.monotonic() - book.asked < IDLE_SECONDS:
             return _ASKED
         parsed = _parse(text or "", docs, weights, len(columns))
         if parsed is None:

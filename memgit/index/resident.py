@@ -112,6 +112,19 @@ class Resident:
                 self.schema = schema if not missing else None  # made some: look again next time
         postings_mod.prepare(conn)
 
+    def start(self, conn: Any, weights: Any) -> bool:
+        """A long-lived process that will recall many times (the MCP server, as it starts):
+        keep from its first search on, as from a second, and read every token's postings now
+        on a thread (`Postings.preload` with `now`), while the process is still starting and
+        nothing has been asked: its first recalls then read no postings. Call it outside any
+        transaction (as `watch`); whether the postings are being read."""
+        self.watch(conn)
+        self.watch(conn)  # as a second search: the tables' generations made, the vocabulary
+        if not self.postings.fresh(conn, weights):
+            return False
+        self.postings.preload(conn, now=True)
+        return self.postings._loading is not None or self.postings.complete
+
     def close(self) -> None:
         """Let go of what is kept (the index is closed); a `preload` under way stops."""
         self.postings.stop()

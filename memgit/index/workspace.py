@@ -35,6 +35,7 @@ from memgit.git import localstate
 from memgit.git import repo as gitrepo
 from memgit.git.repo import Repo
 from memgit.index.index import Index
+from memgit.index.sqlite import FTS_WEIGHTS
 from memgit.memory.format import Memory
 from memgit.store.folder import Store, refuse_outside
 from memgit.store.writer import Writer
@@ -203,6 +204,23 @@ class Workspace:
                     keep=not self.warm,  # a short-lived call (a hook, the CLI) only pays for what is kept
                 )
             return self._index
+
+    def start(self) -> bool:
+        """For a process that will recall many times, as it starts (the MCP server): keep what
+        is read from the first search on, and read the keyword channel's postings now, on a
+        thread (`memgit.index.resident.Resident.start`); whether they are being read. Nothing
+        for an index not built yet (the first recall builds it), one that keeps nothing (a
+        hook, the CLI), or one that cannot be read now."""
+        if not self.index_path().exists():
+            return False
+        index = self.index
+        resident = index.resident
+        if resident is None:
+            return False
+        try:
+            return bool(index.db.guard(lambda: resident.start(index.conn, FTS_WEIGHTS)))
+        except index.db.driver.Error:
+            return False  # busy or read-only: the postings are read as queries ask for them
 
     def synced(self) -> Index | None:
         """The index, in step with the files, or None when there is no file-backed one."""

@@ -18,6 +18,7 @@ unchanged file is not read again) and compared:
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -105,7 +106,7 @@ def state_of(repo: Repo, memory: Memory, memory_path: str, prints: codeprint.Pri
     if record is None:
         record = derived(repo, memory_path, anchors, prints)
     doubts = []
-    by_symbol = against.names_symbols(memory)
+    by_symbol = any("::" in a for a in anchors)  # `against.names_symbols`, from the anchors at hand
     for anchor in anchors:
         now = prints.of(anchor)
         then = record.get(anchor) if record is not None else None
@@ -140,7 +141,7 @@ def derived(repo: Repo, memory_path: str, anchors: Sequence[str],
     """The fingerprints of the code as of the commit that last changed the memory's file
     (cached by that file's stat); None when the file was never committed."""
     key = "memory:" + memory_path
-    stat = _stat(repo.root / memory_path)
+    stat = _stat(os.path.join(repo.root, memory_path))  # a str join: no Path made a hit, every recall
     cached = prints.extra(key)
     if (cached is not None and cached.get("stat") == stat and _prints_shaped(cached)
             and all(a in cached["prints"] for a in anchors)):
@@ -169,9 +170,9 @@ def _commits_shaped(cached: dict[str, Any]) -> bool:
         for entry in files.values())
 
 
-def _stat(path: Path) -> list[int]:
+def _stat(path: Path | str) -> list[int]:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return []
     return [st.st_ino, st.st_mtime_ns, st.st_size]
