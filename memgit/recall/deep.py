@@ -111,7 +111,6 @@ def expand(
     found: dict[str, tuple[float, str]] = {}  # id -> (link score, kind)
     order: dict[str, int] = {}  # id -> when it was linked: a seed's nearest memories first
     tick = itertools.count()
-    dates: list[list[float | None]] = []  # the store's sampled dates, read once if a session asks
 
     def link(seed: Ranked, kind: str, ids: Sequence[str]) -> None:
         score = seed.score * FACTORS[kind]
@@ -121,6 +120,7 @@ def expand(
                 order[mid] = next(tick)
 
     def read(conn: Any) -> None:
+        sampled: list[float | None] | None = None  # the store's sampled dates, read once if a session asks
         marks = ",".join("?" * len(seeds))
         rows = {
             row[0]: row[1:]
@@ -149,13 +149,13 @@ def expand(
                     _supersedes(conn, seed.id, json.loads(supersedes or "[]"), where, args),
                 )
             if "session" in kinds:
-                if not dates and entity and not task_id:
-                    dates.append(_dates(conn))
-                sampled = dates[0] if dates else []
+                if sampled is None and entity and not task_id:
+                    sampled = _dates(conn)
                 link(
                     seed,
                     "session",
-                    _session(conn, doc, entity or "", task_id, created or updated, sampled, where, args),
+                    _session(conn, doc, entity or "", task_id, created or updated, sampled or [], where,
+                             args),
                 )
             if "cochange" in kinds and cochange:
                 link(seed, "cochange", _cochange(conn, doc, files_l, cochange, where, args))
